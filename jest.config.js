@@ -1,0 +1,5 @@
+// Runs every workspace's tests as one jest invocation (`npm test` wraps it with the infrastructure).
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: ['<rootDir>/libs/*', '<rootDir>/services/*', '<rootDir>/tools/*', '<rootDir>/e2e'],
+};

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+/**
+ * Parses `env` against `schema` once, at start-up. On any problem it prints every issue, one
+ * line each, and exits 1, so a misconfigured process never half-starts. Only `main.ts` calls it.
+ */
+export function loadConfig<S extends z.ZodTypeAny>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): Readonly<z.infer<S>> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      process.stderr.write(`config: ${issue.path.join('.') || '(env)'}: ${issue.message}\n`);
+    }
+    process.exit(1);
+  }
+  return Object.freeze(result.data);
+}
+
+/** Same as loadConfig, but throws instead of exiting: for tests of a service's config schema. */
+export function parseConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  return schema.parse(env);
+}
+
+/** A comma-separated list, trimmed, empty items dropped. */
+export const commaList = () =>
+  z
+    .string()
+    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.string()).min(1));
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+/** Environment variables every service reads. Extend with `.extend({...})` per service. */
+export const baseEnv = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** pino level: fatal, error, warn, info, debug, trace, silent. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Shared by the gateway (signs) and the services (verify) for the internal identity header. */
+  INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters'),
+});
+
+export const mongoEnv = z.object({
+  /** MongoDB connection string, e.g. mongodb://127.0.0.1:27017 */
+  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL'),
+});
+
+export const kafkaEnv = z.object({
+  /** Comma-separated host:port list of Kafka brokers. */
+  KAFKA_BROKERS: commaList(),
+});
+
+export const portEnv = (defaultPort: number) =>
+  z.coerce.number().int().min(0).max(65535).default(defaultPort);
+
+export const booleanEnv = (defaultValue: boolean) =>
+  booleanString.optional().transform((v) => v ?? defaultValue);

@@ -1,0 +1,48 @@
+import { AppError, serviceUnavailable, type ErrorBody } from './errors';
+import { IDENTITY_HEADER, signIdentity } from './http/identity';
+import { REQUEST_ID_HEADER } from './logger';
+
+export interface InternalClientOptions {
+  /** e.g. http://projects:4002 */
+  baseUrl: string;
+  internalSecret: string;
+  timeoutMs?: number;
+}
+
+export interface InternalRequest {
+  accountId: string;
+  requestId?: string;
+}
+
+/**
+ * Calls another service over HTTP as the given account, with the signed identity header and the
+ * request id. A service that does not answer is 503; its own JSON errors come back as AppErrors.
+ */
+export function createInternalClient(options: InternalClientOptions) {
+  const timeoutMs = options.timeoutMs ?? 3_000;
+  return {
+    async getJson<T>(path: string, request: InternalRequest): Promise<T> {
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        [IDENTITY_HEADER]: signIdentity(request.accountId, options.internalSecret),
+      };
+      if (request.requestId) headers[REQUEST_ID_HEADER] = request.requestId;
+      let response: Response;
+      try {
+        response = await fetch(new URL(path, options.baseUrl), {
+          headers,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch {
+        throw serviceUnavailable();
+      }
+      const body = (await response.json().catch(() => null)) as unknown;
+      if (response.ok) return body as T;
+      const error = body as Partial<ErrorBody> | null;
+      if (response.status >= 500 || !error?.error) throw serviceUnavailable();
+      throw new AppError(error.error, response.status, error.message ?? '', error.details);
+    },
+  };
+}
+
+export type InternalClient = ReturnType<typeof createInternalClient>;

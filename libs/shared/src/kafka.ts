@@ -1,0 +1,150 @@
+import { Kafka, logLevel, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import type { Connection } from 'mongoose';
+import type { Logger } from 'pino';
+import { ALL_TOPICS, platformEvent, type PlatformEvent } from './events';
+
+export interface KafkaOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+/** A kafkajs client whose logs go through pino, one level down: kafkajs is chatty. */
+export function createKafka(options: KafkaOptions): Kafka {
+  const log = options.logger.child({ component: 'kafka' });
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    connectionTimeout: 3_000,
+    retry: { initialRetryTime: 300, retries: 8 },
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ level, log: entry }: LogEntry) => {
+        const { message, ...rest } = entry;
+        log[PINO_LEVEL[level] ?? 'info']({ ...rest, namespace: undefined }, message);
+      },
+  });
+}
+
+/**
+ * Creates the platform's topics if missing (auto-creation is off on the broker, and consumers
+ * must not subscribe to a topic that does not exist yet).
+ */
+export async function ensureTopics(kafka: Kafka, topics: string[] = ALL_TOPICS, partitions = 3) {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t));
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+      });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export function createProducer(kafka: Kafka): Producer {
+  return kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 3 } });
+}
+
+/** Remembers which events a consumer has handled, so a re-delivered one is handled once. */
+export interface ProcessedEvents {
+  has(eventId: string): Promise<boolean>;
+  add(eventId: string): Promise<void>;
+}
+
+/**
+ * ProcessedEvents in the consumer's own MongoDB database. FerretDB has no TTL indexes, so old
+ * entries are pruned by `prune()`, which the consumer calls now and then.
+ */
+export function mongoProcessedEvents(connection: Connection, consumer: string) {
+  const collection = connection.collection<{ _id: string; consumer: string; at: Date }>('processed_events');
+  return {
+    async has(eventId: string) {
+      return (await collection.countDocuments({ _id: `${consumer}:${eventId}` }, { limit: 1 })) > 0;
+    },
+    async add(eventId: string) {
+      await collection.updateOne(
+        { _id: `${consumer}:${eventId}` },
+        { $setOnInsert: { consumer, at: new Date() } },
+        { upsert: true },
+      );
+    },
+    async prune(olderThan: Date) {
+      await collection.deleteMany({ consumer, at: { $lt: olderThan } });
+    },
+  } satisfies ProcessedEvents & { prune(olderThan: Date): Promise<void> };
+}
+
+export interface EventConsumerOptions {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  logger: Logger;
+  processed: ProcessedEvents;
+  handle: (event: PlatformEvent, topic: string) => Promise<void>;
+  /** Where a brand-new consumer group starts. Default true: no event published before is lost. */
+  fromBeginning?: boolean;
+}
+
+export interface EventConsumer {
+  consumer: Consumer;
+  stop(): Promise<void>;
+}
+
+const JOIN_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts a consumer group member and resolves once it has joined, so nothing published after
+ * this returns is missed. Each message is validated, skipped if its eventId was handled before,
+ * handled, then remembered: at-least-once delivery made idempotent. A handler that throws makes
+ * kafkajs retry the message; a malformed message is logged and skipped so it cannot block.
+ */
+export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
+  const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
+  const consumer = options.kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
+  await consumer.connect();
+  await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? true });
+  const joined = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('consumer did not join its group in time')), JOIN_TIMEOUT_MS);
+    const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+  await consumer.run({
+    eachMessage: async ({ topic, message }) => {
+      let event: PlatformEvent;
+      try {
+        event = platformEvent.parse(JSON.parse(message.value?.toString('utf8') ?? ''));
+      } catch (err) {
+        log.error({ topic, offset: message.offset, err }, 'skipping malformed event');
+        return;
+      }
+      if (await options.processed.has(event.eventId)) return;
+      await options.handle(event, topic);
+      await options.processed.add(event.eventId);
+    },
+  });
+  await joined;
+  log.info({ topics: options.topics }, 'consumer joined');
+  return {
+    consumer,
+    stop: async () => {
+      await consumer.disconnect();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { createServer, type Server } from 'node:http';
+import { pino } from 'pino';
+import { IDENTITY_HEADER, signIdentity } from '../http/identity';
+
+/** The environment's URLs, as set by the global setup. */
+export function testInfraUrls() {
+  const { MONGO_URL, KAFKA_BROKERS, REDIS_URL } = process.env;
+  if (!MONGO_URL || !KAFKA_BROKERS || !REDIS_URL) {
+    throw new Error('MONGO_URL, KAFKA_BROKERS and REDIS_URL are not set: run tests through jest (global setup).');
+  }
+  return { mongoUrl: MONGO_URL, kafkaBrokers: KAFKA_BROKERS.split(','), redisUrl: REDIS_URL };
+}
+
+/** A unique name per test file (or per call): databases, consumer groups, key prefixes. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+export const TEST_INTERNAL_SECRET = 'test-internal-secret-with-at-least-32-characters';
+
+/** A logger that is silent unless TEST_LOG_LEVEL asks otherwise. */
+export const testLogger = (name = 'test') => pino({ name, level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export function identityHeaders(accountId: string, secret = TEST_INTERNAL_SECRET): Record<string, string> {
+  return { [IDENTITY_HEADER]: signIdentity(accountId, secret) };
+}
+
+export interface TestServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Starts an express app on an ephemeral port of 127.0.0.1, as it runs in production. */
+export async function startTestServer(app: Express | ((req: any, res: any) => void)): Promise<TestServer> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Polls `check` until it returns a truthy value (which is returned) or the time runs out. */
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** fetch with a JSON body in and out; the body is null when there is none. */
+export async function requestJson<T = any>(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url, { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
+  const text = await response.text();
+  let parsed: unknown = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}

@@ -1,0 +1,53 @@
+import type { Kafka } from 'kafkajs';
+import { uniqueName, waitFor } from './helpers';
+
+export interface CollectedMessage {
+  topic: string;
+  key: string | null;
+  value: any;
+  partition: number;
+  offset: string;
+}
+
+/**
+ * A consumer that records what reaches a topic, for asserting on events. It joins its own new
+ * group at the latest offset and resolves once joined, so start it before acting.
+ */
+export async function collectMessages(kafka: Kafka, topics: string[]) {
+  const consumer = kafka.consumer({ groupId: uniqueName('test-collector') });
+  const messages: CollectedMessage[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: false });
+  const joined = new Promise<void>((resolve) => {
+    const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+      off();
+      resolve();
+    });
+  });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      messages.push({
+        topic,
+        partition,
+        offset: message.offset,
+        key: message.key?.toString('utf8') ?? null,
+        value: JSON.parse(message.value?.toString('utf8') ?? 'null'),
+      });
+    },
+  });
+  await joined;
+  return {
+    messages,
+    /** Waits until `predicate` matches at least `count` messages and returns those. */
+    async waitFor(predicate: (m: CollectedMessage) => boolean, count = 1, timeoutMs = 20_000) {
+      return waitFor(
+        () => {
+          const matched = messages.filter(predicate);
+          return matched.length >= count ? matched : null;
+        },
+        { timeoutMs, what: `${count} message(s) on ${topics.join(', ')}` },
+      );
+    },
+    stop: () => consumer.disconnect(),
+  };
+}
