@@ -1,2 +1,6 @@
 /** @type {import('jest').Config} */
-module.exports = { ...require('../../jest.preset.js'), displayName: 'projects', rootDir: __dirname };
+module.exports = {
+  ...require('../../jest.preset.js'),
+  displayName: 'projects',
+  rootDir: __dirname,
+};

@@ -1,0 +1,95 @@
+import type { Kafka } from 'kafkajs';
+import type { Connection, Types } from 'mongoose';
+import {
+  mongoProcessedEvents,
+  parseObjectId,
+  startEventConsumer,
+  TOPICS,
+  type EventConsumer,
+  type Logger,
+  type PlatformEvent,
+} from '@platform/shared';
+import type { ProjectsRepository } from '../projects/projects.repository';
+import type { ServicesRepository } from '../services/services.repository';
+
+/** How long handled event ids are remembered: Kafka's default retention, after which no redelivery can come. */
+const PROCESSED_EVENTS_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+function objectIdOrNull(id: string): Types.ObjectId | null {
+  try {
+    return parseObjectId(id);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The second half of a DELETE: the route marked the document deleted (every read is 404 from
+ * then on); this removes the documents for good. Idempotent: deleting what is gone is a no-op.
+ */
+export function createDeletionHandler(deps: {
+  projects: ProjectsRepository;
+  services: ServicesRepository;
+  logger: Logger;
+}) {
+  const { projects, services, logger } = deps;
+  return async (event: PlatformEvent): Promise<void> => {
+    if (event.type === 'project.deleted') {
+      const projectId = objectIdOrNull(event.projectId);
+      if (!projectId) return logger.warn({ event }, 'ignoring a deletion of a malformed id');
+      const removed = await services.purgeOfProject(projectId);
+      await projects.purgeDeleted(projectId);
+      logger.info({ projectId: event.projectId, services: removed }, 'deleted project removed');
+    } else if (event.type === 'service.deleted') {
+      const serviceId = objectIdOrNull(event.serviceId);
+      if (!serviceId) return logger.warn({ event }, 'ignoring a deletion of a malformed id');
+      await services.purgeDeleted(serviceId);
+      logger.info({ serviceId: event.serviceId }, 'deleted service removed');
+    }
+  };
+}
+
+export interface DeletionConsumerOptions {
+  kafka: Kafka;
+  groupId: string;
+  connection: Connection;
+  projects: ProjectsRepository;
+  services: ServicesRepository;
+  logger: Logger;
+  /** Default true: a new group handles every deletion still on the topics. */
+  fromBeginning?: boolean;
+}
+
+export async function startDeletionConsumer(
+  options: DeletionConsumerOptions,
+): Promise<EventConsumer> {
+  const logger = options.logger.child({ component: 'deletion' });
+  const processed = mongoProcessedEvents(options.connection, 'projects-deletion');
+  const consumer = await startEventConsumer({
+    kafka: options.kafka,
+    groupId: options.groupId,
+    topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
+    logger,
+    processed,
+    fromBeginning: options.fromBeginning,
+    handle: createDeletionHandler({
+      projects: options.projects,
+      services: options.services,
+      logger,
+    }),
+  });
+  const prune = () =>
+    processed
+      .prune(new Date(Date.now() - PROCESSED_EVENTS_KEPT_MS))
+      .catch((err: Error) => logger.warn({ err: err.message }, 'pruning processed events failed'));
+  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+  pruneTimer.unref();
+  return {
+    consumer: consumer.consumer,
+    stop: async () => {
+      clearInterval(pruneTimer);
+      await consumer.stop();
+    },
+  };
+}
