@@ -27,7 +27,12 @@ export function parseConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.Proce
 export const commaList = () =>
   z
     .string()
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string()).min(1));
 
 const booleanString = z

@@ -10,7 +10,13 @@ export const TOPICS = {
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 export const ALL_TOPICS: Topic[] = Object.values(TOPICS);
 
-export const DEPLOYMENT_STATUSES = ['BUILDING', 'DEPLOYING', 'DEPLOYED', 'FAILED', 'CANCELLED'] as const;
+export const DEPLOYMENT_STATUSES = [
+  'BUILDING',
+  'DEPLOYING',
+  'DEPLOYED',
+  'FAILED',
+  'CANCELLED',
+] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
 const eventBase = z.object({

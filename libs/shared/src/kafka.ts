@@ -1,4 +1,11 @@
-import { Kafka, logLevel, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import {
+  Kafka,
+  Partitioners,
+  logLevel,
+  type Consumer,
+  type Producer,
+  type LogEntry,
+} from 'kafkajs';
 import type { Connection } from 'mongoose';
 import type { Logger } from 'pino';
 import { ALL_TOPICS, platformEvent, type PlatformEvent } from './events';
@@ -47,7 +54,11 @@ export async function ensureTopics(kafka: Kafka, topics: string[] = ALL_TOPICS, 
     if (missing.length > 0) {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: partitions,
+          replicationFactor: 1,
+        })),
       });
     }
   } finally {
@@ -56,7 +67,11 @@ export async function ensureTopics(kafka: Kafka, topics: string[] = ALL_TOPICS, 
 }
 
 export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 3 } });
+  return kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: 3 },
+  });
 }
 
 /** Remembers which events a consumer has handled, so a re-delivered one is handled once. */
@@ -70,7 +85,9 @@ export interface ProcessedEvents {
  * entries are pruned by `prune()`, which the consumer calls now and then.
  */
 export function mongoProcessedEvents(connection: Connection, consumer: string) {
-  const collection = connection.collection<{ _id: string; consumer: string; at: Date }>('processed_events');
+  const collection = connection.collection<{ _id: string; consumer: string; at: Date }>(
+    'processed_events',
+  );
   return {
     async has(eventId: string) {
       return (await collection.countDocuments({ _id: `${consumer}:${eventId}` }, { limit: 1 })) > 0;
@@ -104,27 +121,41 @@ export interface EventConsumer {
   stop(): Promise<void>;
 }
 
-const JOIN_TIMEOUT_MS = 30_000;
+const READY_TIMEOUT_MS = 30_000;
 
 /**
- * Starts a consumer group member and resolves once it has joined, so nothing published after
- * this returns is missed. Each message is validated, skipped if its eventId was handled before,
- * handled, then remembered: at-least-once delivery made idempotent. A handler that throws makes
- * kafkajs retry the message; a malformed message is logged and skipped so it cannot block.
+ * Resolves once the consumer has joined its group AND completed a first fetch. Joining is not
+ * enough: a new group's starting offset ("latest") is resolved at its first fetch, so a message
+ * produced between the join and that fetch would be skipped.
  */
-export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
-  const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
-  const consumer = options.kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
-  await consumer.connect();
-  await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? true });
-  const joined = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('consumer did not join its group in time')), JOIN_TIMEOUT_MS);
-    const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+export function consumerReady(consumer: Consumer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error('consumer did not join its group and fetch in time'));
+    }, READY_TIMEOUT_MS);
+    const off = consumer.on(consumer.events.FETCH, () => {
       clearTimeout(timer);
       off();
       resolve();
     });
   });
+}
+
+export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
+  const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
+  const consumer = options.kafka.consumer({
+    groupId: options.groupId,
+    allowAutoTopicCreation: false,
+    // Fetches still return as soon as a message arrives; this bounds how long an idle one waits.
+    maxWaitTimeInMs: 1_000,
+  });
+  await consumer.connect();
+  await consumer.subscribe({
+    topics: options.topics,
+    fromBeginning: options.fromBeginning ?? true,
+  });
+  const ready = consumerReady(consumer);
   await consumer.run({
     eachMessage: async ({ topic, message }) => {
       let event: PlatformEvent;
@@ -139,7 +170,7 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
       await options.processed.add(event.eventId);
     },
   });
-  await joined;
+  await ready;
   log.info({ topics: options.topics }, 'consumer joined');
   return {
     consumer,

@@ -36,6 +36,7 @@ export async function pingMongo(connection: Connection): Promise<void> {
 }
 
 /** Creates each model's indexes (autoIndex is off so start-up decides when). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
 export async function syncIndexes(models: mongoose.Model<any>[]): Promise<void> {
   for (const model of models) await model.createIndexes();
 }

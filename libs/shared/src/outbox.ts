@@ -3,11 +3,14 @@ import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { PlatformEvent, Topic } from './events';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
+type AnyModel = Model<any>;
+
 /**
  * The transactional outbox without transactions: an event is pushed into the `outbox` array of
  * the very document whose change it announces, in the same single-document update, so the
  * change and its event are written atomically (FerretDB has no multi-document transactions).
- * The relay publishes pending entries in order, then pulls them. A broker outage only delays
+ * The relay publishes pending entries in order, then removes them. A broker outage only delays
  * publishing; a crash between publish and pull re-publishes, which consumers absorb by eventId.
  */
 export interface OutboxEntry {
@@ -39,7 +42,10 @@ export function outboxEntry(topic: Topic, key: string, payload: PlatformEvent): 
 }
 
 /** Merges the outbox push into an update document: `withOutbox({ $set: {...} }, entry)`. */
-export function withOutbox<U extends { $set?: Record<string, unknown> }>(update: U, ...entries: OutboxEntry[]) {
+export function withOutbox<U extends { $set?: Record<string, unknown> }>(
+  update: U,
+  ...entries: OutboxEntry[]
+) {
   return {
     ...update,
     $set: { ...(update.$set ?? {}), outboxPending: true },
@@ -50,7 +56,7 @@ export function withOutbox<U extends { $set?: Record<string, unknown> }>(update:
 export interface OutboxRelayOptions {
   producer: Producer;
   /** The collections whose documents carry an outbox. */
-  models: Model<any>[];
+  models: AnyModel[];
   logger: Logger;
   /** How often to look when nobody called notify(). */
   pollIntervalMs?: number;
@@ -107,27 +113,39 @@ export class OutboxRelay {
     return published;
   }
 
-  private async publishDocument(model: Model<any>, doc: { _id: unknown; outbox: OutboxEntry[] }) {
+  private async publishDocument(model: AnyModel, doc: { _id: unknown; outbox: OutboxEntry[] }) {
     const entries = doc.outbox ?? [];
     if (entries.length > 0) {
       await this.ensureProducer();
       // Consecutive entries of one topic go in one send; order within the document is kept.
-      for (let i = 0; i < entries.length; ) {
+      for (let i = 0; i < entries.length;) {
         const topic = entries[i]!.topic;
         let j = i;
         while (j < entries.length && entries[j]!.topic === topic) j++;
         await this.options.producer.send({
           topic,
           acks: -1,
-          messages: entries.slice(i, j).map((e) => ({ key: e.key, value: JSON.stringify(e.payload) })),
+          messages: entries
+            .slice(i, j)
+            .map((e) => ({ key: e.key, value: JSON.stringify(e.payload) })),
         });
         i = j;
       }
-      const ids = entries.map((e) => e.eventId);
-      await model.updateOne({ _id: doc._id }, { $pull: { outbox: { eventId: { $in: ids } } } });
+      // Writers only append and the relay only removes from the front, so popping the head
+      // while it is still the entry we published is exact, also with two relays racing.
+      // (FerretDB ignores conditions inside $pull, hence $pop.)
+      for (const entry of entries) {
+        await model.updateOne(
+          { _id: doc._id, 'outbox.0.eventId': entry.eventId },
+          { $pop: { outbox: -1 } },
+        );
+      }
     }
     // Only clears the flag if nothing new was pushed meanwhile.
-    await model.updateOne({ _id: doc._id, outbox: { $size: 0 } }, { $set: { outboxPending: false } });
+    await model.updateOne(
+      { _id: doc._id, outbox: { $size: 0 } },
+      { $set: { outboxPending: false } },
+    );
     return entries.length;
   }
 

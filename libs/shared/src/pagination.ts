@@ -21,7 +21,9 @@ export interface CursorPosition {
 }
 
 export function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id])).toString('base64url');
+  return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id])).toString(
+    'base64url',
+  );
 }
 
 /** A cursor that was not made by encodeCursor is a validation error, not a 500. */
@@ -51,7 +53,10 @@ export function parseCursor(cursor: string): CursorPosition {
 }
 
 /** The filter that selects what comes after `position` in (createdAt desc, _id desc) order. */
-export function afterCursorFilter(position: CursorPosition, toObjectId: (id: string) => Types.ObjectId) {
+export function afterCursorFilter(
+  position: CursorPosition,
+  toObjectId: (id: string) => Types.ObjectId,
+) {
   const id = toObjectId(position.id);
   return {
     $or: [

@@ -27,7 +27,9 @@ const DEPENDENCY_ERROR_NAMES = new Set([
 export function isDependencyDown(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (DEPENDENCY_ERROR_NAMES.has(err.name)) return true;
-  return /buffering timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED/.test(err.message);
+  return /buffering timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED/.test(
+    err.message,
+  );
 }
 
 /** Maps anything thrown into an AppError: the single place where errors become HTTP. */
@@ -37,7 +39,8 @@ export function toAppError(err: unknown): AppError {
   const e = err as { type?: string; status?: number; statusCode?: number };
   // body-parser marks its errors with a `type`.
   if (e?.type === 'entity.too.large') return payloadTooLarge();
-  if (e?.type === 'entity.parse.failed') return invalidRequest('The request body is not valid JSON.');
+  if (e?.type === 'entity.parse.failed')
+    return invalidRequest('The request body is not valid JSON.');
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return invalidRequest('The request body encoding is not supported.');
   }

@@ -26,7 +26,11 @@ export function signIdentity(
   nowSeconds = Math.floor(Date.now() / 1000),
   ttlSeconds = IDENTITY_TTL_SECONDS,
 ): string {
-  const payload: IdentityPayload = { sub: accountId, iat: nowSeconds, exp: nowSeconds + ttlSeconds };
+  const payload: IdentityPayload = {
+    sub: accountId,
+    iat: nowSeconds,
+    exp: nowSeconds + ttlSeconds,
+  };
   const data = `v1.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   return `${data}.${sign(data, secret)}`;
 }

@@ -6,7 +6,10 @@ export function issuesToDetails(error: z.ZodError): ErrorDetail[] {
   return error.issues.flatMap((issue): ErrorDetail[] => {
     const path = issue.path.join('.');
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: path ? `${path}.${key}` : key, message: 'unknown field' }));
+      return issue.keys.map((key) => ({
+        path: path ? `${path}.${key}` : key,
+        message: 'unknown field',
+      }));
     }
     return [{ path: path || '(body)', message: issue.message }];
   });

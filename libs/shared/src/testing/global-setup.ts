@@ -16,5 +16,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.MONGO_URL = infra.MONGO_URL;
   process.env.KAFKA_BROKERS = infra.KAFKA_BROKERS;
   process.env.REDIS_URL = infra.REDIS_URL;
-  process.stderr.write(`\ntest infrastructure (${infra.source}): ${infra.MONGO_URL} ${infra.KAFKA_BROKERS} ${infra.REDIS_URL}\n`);
+  process.stderr.write(
+    `\ntest infrastructure (${infra.source}): ${infra.MONGO_URL} ${infra.KAFKA_BROKERS} ${infra.REDIS_URL}\n`,
+  );
 }

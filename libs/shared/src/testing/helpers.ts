@@ -9,7 +9,9 @@ import { IDENTITY_HEADER, signIdentity } from '../http/identity';
 export function testInfraUrls() {
   const { MONGO_URL, KAFKA_BROKERS, REDIS_URL } = process.env;
   if (!MONGO_URL || !KAFKA_BROKERS || !REDIS_URL) {
-    throw new Error('MONGO_URL, KAFKA_BROKERS and REDIS_URL are not set: run tests through jest (global setup).');
+    throw new Error(
+      'MONGO_URL, KAFKA_BROKERS and REDIS_URL are not set: run tests through jest (global setup).',
+    );
   }
   return { mongoUrl: MONGO_URL, kafkaBrokers: KAFKA_BROKERS.split(','), redisUrl: REDIS_URL };
 }
@@ -22,9 +24,13 @@ export function uniqueName(prefix: string): string {
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-with-at-least-32-characters';
 
 /** A logger that is silent unless TEST_LOG_LEVEL asks otherwise. */
-export const testLogger = (name = 'test') => pino({ name, level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+export const testLogger = (name = 'test') =>
+  pino({ name, level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export function identityHeaders(accountId: string, secret = TEST_INTERNAL_SECRET): Record<string, string> {
+export function identityHeaders(
+  accountId: string,
+  secret = TEST_INTERNAL_SECRET,
+): Record<string, string> {
   return { [IDENTITY_HEADER]: signIdentity(accountId, secret) };
 }
 
@@ -35,7 +41,9 @@ export interface TestServer {
 }
 
 /** Starts an express app on an ephemeral port of 127.0.0.1, as it runs in production. */
-export async function startTestServer(app: Express | ((req: any, res: any) => void)): Promise<TestServer> {
+export async function startTestServer(
+  app: Express | ((req: any, res: any) => void),
+): Promise<TestServer> {
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -65,7 +73,9 @@ export async function waitFor<T>(
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
@@ -88,7 +98,12 @@ export async function requestJson<T = any>(
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(url, { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body,
+    redirect: 'manual',
+  });
   const text = await response.text();
   let parsed: unknown = null;
   if (text) {

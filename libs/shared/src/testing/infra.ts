@@ -22,7 +22,10 @@ export const INFRA_SCRIPT = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
 
 function dockerAnswers(): boolean {
   try {
-    execFileSync('docker', ['info', '--format', '{{.ServerVersion}}'], { stdio: 'ignore', timeout: 5_000 });
+    execFileSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+      stdio: 'ignore',
+      timeout: 5_000,
+    });
     return true;
   } catch {
     return false;
@@ -34,8 +37,14 @@ async function startContainers(): Promise<TestInfra> {
   const { GenericContainer, Wait } = await import('testcontainers');
   const { KafkaContainer } = await import('@testcontainers/kafka');
   const [mongo, redis, kafka] = await Promise.all([
-    new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forListeningPorts()).start(),
-    new GenericContainer('redis:7').withExposedPorts(6379).withWaitStrategy(Wait.forListeningPorts()).start(),
+    new GenericContainer('mongo:7')
+      .withExposedPorts(27017)
+      .withWaitStrategy(Wait.forListeningPorts())
+      .start(),
+    new GenericContainer('redis:7')
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forListeningPorts())
+      .start(),
     new KafkaContainer('confluentinc/cp-kafka:7.9.0').withKraft().start(),
   ]);
   return {
@@ -75,7 +84,13 @@ async function startLocalServers(): Promise<TestInfra> {
 export async function resolveTestInfra(env: NodeJS.ProcessEnv = process.env): Promise<TestInfra> {
   const { MONGO_URL, KAFKA_BROKERS, REDIS_URL } = env;
   if (MONGO_URL && KAFKA_BROKERS && REDIS_URL) {
-    return { MONGO_URL, KAFKA_BROKERS, REDIS_URL, source: 'environment', stop: async () => undefined };
+    return {
+      MONGO_URL,
+      KAFKA_BROKERS,
+      REDIS_URL,
+      source: 'environment',
+      stop: async () => undefined,
+    };
   }
   if (dockerAnswers()) return startContainers();
   return startLocalServers();

@@ -1,4 +1,5 @@
 import type { Kafka } from 'kafkajs';
+import { consumerReady } from '../kafka';
 import { uniqueName, waitFor } from './helpers';
 
 export interface CollectedMessage {
@@ -11,19 +12,14 @@ export interface CollectedMessage {
 
 /**
  * A consumer that records what reaches a topic, for asserting on events. It joins its own new
- * group at the latest offset and resolves once joined, so start it before acting.
+ * group at the latest offset and resolves once it is reading, so start it before acting.
  */
 export async function collectMessages(kafka: Kafka, topics: string[]) {
-  const consumer = kafka.consumer({ groupId: uniqueName('test-collector') });
+  const consumer = kafka.consumer({ groupId: uniqueName('test-collector'), maxWaitTimeInMs: 250 });
   const messages: CollectedMessage[] = [];
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: false });
-  const joined = new Promise<void>((resolve) => {
-    const off = consumer.on(consumer.events.GROUP_JOIN, () => {
-      off();
-      resolve();
-    });
-  });
+  const ready = consumerReady(consumer);
   await consumer.run({
     eachMessage: async ({ topic, partition, message }) => {
       messages.push({
@@ -35,7 +31,7 @@ export async function collectMessages(kafka: Kafka, topics: string[]) {
       });
     },
   });
-  await joined;
+  await ready;
   return {
     messages,
     /** Waits until `predicate` matches at least `count` messages and returns those. */

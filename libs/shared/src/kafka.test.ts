@@ -1,0 +1,125 @@
+import type { Connection } from 'mongoose';
+import type { Kafka, Producer } from 'kafkajs';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  mongoProcessedEvents,
+  startEventConsumer,
+} from './kafka';
+import { connectMongo } from './mongo';
+import { newEvent, type PlatformEvent, type ProjectDeletedEvent } from './events';
+import { testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
+
+describe('Kafka through kafkajs (real broker)', () => {
+  const topic = uniqueName('test.shared');
+  let kafka: Kafka;
+  let producer: Producer;
+  let connection: Connection;
+
+  beforeAll(async () => {
+    const urls = testInfraUrls();
+    kafka = createKafka({
+      brokers: urls.kafkaBrokers,
+      clientId: 'shared-test',
+      logger: testLogger(),
+    });
+    await ensureTopics(kafka, [topic], 1);
+    producer = createProducer(kafka);
+    await producer.connect();
+    connection = await connectMongo({
+      url: urls.mongoUrl,
+      dbName: uniqueName('shared_kafka'),
+      logger: testLogger(),
+    });
+  });
+  afterAll(async () => {
+    await producer.disconnect();
+    await connection.dropDatabase();
+    await connection.close();
+  });
+
+  const projectDeleted = (projectId: string) =>
+    newEvent<ProjectDeletedEvent>({ type: 'project.deleted', accountId: 'acct-1', projectId });
+
+  it('creates topics idempotently', async () => {
+    await expect(ensureTopics(kafka, [topic], 1)).resolves.toBeUndefined();
+    const admin = kafka.admin();
+    await admin.connect();
+    expect(await admin.listTopics()).toContain(topic);
+    await admin.disconnect();
+  });
+
+  it('delivers produced events to a consumer group and handles a re-delivered event once', async () => {
+    const handled: PlatformEvent[] = [];
+    const consumer = await startEventConsumer({
+      kafka,
+      groupId: uniqueName('group'),
+      topics: [topic],
+      logger: testLogger(),
+      processed: mongoProcessedEvents(connection, 'test'),
+      fromBeginning: false,
+      handle: async (event) => {
+        handled.push(event);
+      },
+    });
+    try {
+      const first = projectDeleted('p1');
+      const second = projectDeleted('p2');
+      await producer.send({
+        topic,
+        messages: [first, first, second].map((e) => ({
+          key: e.projectId,
+          value: JSON.stringify(e),
+        })),
+      });
+      await waitFor(() => handled.length >= 2, { what: 'two handled events' });
+      // Give the duplicate time to be (not) handled.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(handled.map((e) => e.eventId)).toEqual([first.eventId, second.eventId]);
+      expect(handled[0]).toEqual(first);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('skips a malformed message without blocking the ones after it', async () => {
+    const handled: string[] = [];
+    const consumer = await startEventConsumer({
+      kafka,
+      groupId: uniqueName('group'),
+      topics: [topic],
+      logger: testLogger(),
+      processed: mongoProcessedEvents(connection, 'test-malformed'),
+      fromBeginning: false,
+      handle: async (event) => {
+        handled.push(event.eventId);
+      },
+    });
+    try {
+      const good = projectDeleted('p3');
+      await producer.send({
+        topic,
+        messages: [
+          { value: 'not json' },
+          { value: JSON.stringify({ type: 'project.deleted' }) },
+          { value: JSON.stringify(good) },
+        ],
+      });
+      await waitFor(() => handled.includes(good.eventId), { what: 'the valid event' });
+      expect(handled).toEqual([good.eventId]);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('remembers handled events across consumers of the same group (a restart)', async () => {
+    const processed = mongoProcessedEvents(connection, 'restart');
+    const event = projectDeleted('p4');
+    await processed.add(event.eventId);
+    expect(await processed.has(event.eventId)).toBe(true);
+    expect(await processed.has(projectDeleted('p5').eventId)).toBe(false);
+    await processed.prune(new Date(Date.now() + 1000));
+    expect(await processed.has(event.eventId)).toBe(false);
+  });
+});

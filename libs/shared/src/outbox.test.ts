@@ -1,0 +1,125 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Kafka } from 'kafkajs';
+import { createKafka, createProducer, ensureTopics } from './kafka';
+import { connectMongo, syncIndexes } from './mongo';
+import { newEvent, TOPICS, type ProjectDeletedEvent } from './events';
+import { OutboxRelay, outboxEntry, outboxFields, withOutbox } from './outbox';
+import { collectMessages, testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
+
+interface Thing {
+  name: string;
+  deletedAt?: Date;
+  outbox: unknown[];
+  outboxPending: boolean;
+}
+
+describe('the outbox relay (real Mongo and Kafka)', () => {
+  let connection: Connection;
+  let kafka: Kafka;
+  let Thing: Model<Thing>;
+
+  beforeAll(async () => {
+    const urls = testInfraUrls();
+    connection = await connectMongo({
+      url: urls.mongoUrl,
+      dbName: uniqueName('shared_outbox'),
+      logger: testLogger(),
+    });
+    const schema = new Schema<Thing>({ name: String, deletedAt: Date });
+    schema.add(outboxFields);
+    Thing = connection.model<Thing>('Thing', schema);
+    await syncIndexes([Thing]);
+    kafka = createKafka({
+      brokers: urls.kafkaBrokers,
+      clientId: 'outbox-test',
+      logger: testLogger(),
+    });
+    await ensureTopics(kafka);
+  });
+  afterAll(async () => {
+    await connection.dropDatabase();
+    await connection.close();
+  });
+
+  const deletedEvent = (projectId: string) =>
+    newEvent<ProjectDeletedEvent>({ type: 'project.deleted', accountId: 'acct-outbox', projectId });
+
+  it('publishes events written with a change, in order, and empties the outbox', async () => {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [Thing],
+      logger: testLogger(),
+      pollIntervalMs: 100,
+    });
+    try {
+      const thing = await Thing.create({ name: 'a' });
+      const id = thing._id.toHexString();
+      const events = [deletedEvent(id), deletedEvent(id)];
+      await Thing.updateOne(
+        { _id: thing._id },
+        withOutbox(
+          { $set: { deletedAt: new Date() } },
+          ...events.map((e) => outboxEntry(TOPICS.projectDeleted, id, e)),
+        ),
+      );
+      const stored = await Thing.findById(thing._id).lean();
+      expect(stored?.deletedAt).toBeInstanceOf(Date);
+      expect(stored?.outbox).toHaveLength(2);
+
+      relay.start();
+      relay.notify();
+      const received = await collector.waitFor((m) => m.key === id, 2);
+      expect(received.map((m) => m.value.eventId)).toEqual(events.map((e) => e.eventId));
+      expect(received[0]!.value).toEqual(events[0]);
+      await waitFor(
+        async () => {
+          const doc = await Thing.findById(thing._id).lean();
+          return doc?.outbox.length === 0 && doc.outboxPending === false;
+        },
+        { what: 'the outbox to empty' },
+      );
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+
+  it('keeps events until the broker takes them', async () => {
+    // A producer pointed at a port where no broker listens stands in for an outage.
+    const down = createKafka({
+      brokers: ['127.0.0.1:1'],
+      clientId: 'outbox-down',
+      logger: testLogger(),
+    });
+    const failing = new OutboxRelay({
+      producer: createProducer(down),
+      models: [Thing],
+      logger: testLogger(),
+    });
+    const thing = await Thing.create({ name: 'b' });
+    const id = thing._id.toHexString();
+    const event = deletedEvent(id);
+    await Thing.updateOne(
+      { _id: thing._id },
+      withOutbox({}, outboxEntry(TOPICS.projectDeleted, id, event)),
+    );
+    await expect(failing.drainOnce()).rejects.toThrow();
+    expect((await Thing.findById(thing._id).lean())?.outbox).toHaveLength(1);
+
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [Thing],
+      logger: testLogger(),
+    });
+    try {
+      relay.start();
+      const [message] = await collector.waitFor((m) => m.key === id);
+      expect(message!.value.eventId).toBe(event.eventId);
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+});
