@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { baseEnv, booleanEnv, kafkaEnv, mongoEnv, portEnv } from '@platform/shared';
+
+const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
+const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+const positiveInt = (defaultValue: number) =>
+  z.coerce.number().int().positive().default(defaultValue);
+
+export const configSchema = baseEnv
+  .merge(mongoEnv)
+  .merge(kafkaEnv)
+  .extend({
+    PORT: portEnv(4003),
+    MONGO_DB: z.string().min(1).default('platform_deployments'),
+    /** Consumer group for project.deleted and service.deleted. */
+    KAFKA_GROUP_ID: z.string().min(1).default('deployments'),
+    /** Base URL of the projects service, asked about ownership before every request. */
+    PROJECTS_URL: z.string().url(),
+    /** Shell command of the build step (see README.md for what it receives). */
+    BUILD_COMMAND: z
+      .string()
+      .min(1)
+      .default(`bash ${shellQuote(path.join(PIPELINE_SCRIPTS, 'build.sh'))}`),
+    /** Shell command of the deploy step. */
+    DEPLOY_COMMAND: z
+      .string()
+      .min(1)
+      .default(`bash ${shellQuote(path.join(PIPELINE_SCRIPTS, 'deploy.sh'))}`),
+    /** A step running longer than this is stopped and the deployment FAILED. */
+    STEP_TIMEOUT_SECONDS: positiveInt(600),
+    /** Logs kept per deployment; the oldest output is trimmed beyond it. */
+    LOG_LIMIT_BYTES: positiveInt(256 * 1024),
+    /** Deployments this process runs at the same time. */
+    PIPELINE_CONCURRENCY: positiveInt(2),
+    /** false: this replica serves the API only and runs no pipeline. */
+    PIPELINE_ENABLED: booleanEnv(true),
+    /** How long a worker's claim on a deployment lasts without a heartbeat. */
+    PIPELINE_LEASE_SECONDS: positiveInt(30),
+    /** The PATH the pipeline commands run with. */
+    PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
+    HOME: z.string().optional(),
+  });
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { Deployment } from './deployments.repository';
+
+export const triggerBody = z
+  .object({
+    commitHash: z
+      .string()
+      .regex(/^[0-9a-fA-F]{7,64}$/, 'must be 7 to 64 hexadecimal characters')
+      .transform((hash) => hash.toLowerCase()),
+    commitMessage: z.string().max(1000, 'must be at most 1000 characters').default(''),
+  })
+  .strict();
+export type TriggerInput = z.infer<typeof triggerBody>;
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** Printable ASCII, as the IETF Idempotency-Key draft suggests; bounded so it fits an _id. */
+export const idempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters')
+  .optional();
+
+export interface TriggerResponse {
+  id: string;
+  serviceId: string;
+  status: 'BUILDING';
+  commitHash: string;
+  createdAt: string;
+}
+
+export interface DeploymentListItem {
+  id: string;
+  serviceId: string;
+  status: Deployment['status'];
+  commitHash: string;
+  commitMessage: string;
+  createdAt: string;
+  deployedAt?: string;
+}
+
+export interface DeploymentResponse extends DeploymentListItem {
+  logs: string;
+}
+
+/** The trigger answers with the new deployment only: no commitMessage, deployedAt or logs. */
+export const toTriggerResponse = (d: Deployment): TriggerResponse => ({
+  id: d.id,
+  serviceId: d.serviceId,
+  status: 'BUILDING',
+  commitHash: d.commitHash,
+  createdAt: d.createdAt.toISOString(),
+});
+
+export function toListItem(d: Deployment): DeploymentListItem {
+  const item: DeploymentListItem = {
+    id: d.id,
+    serviceId: d.serviceId,
+    status: d.status,
+    commitHash: d.commitHash,
+    commitMessage: d.commitMessage,
+    createdAt: d.createdAt.toISOString(),
+  };
+  if (d.status === 'DEPLOYED' && d.deployedAt) item.deployedAt = d.deployedAt.toISOString();
+  return item;
+}
+
+export const toDeploymentResponse = (d: Deployment): DeploymentResponse => ({
+  ...toListItem(d),
+  logs: d.logs,
+});

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { Types } from 'mongoose';
+import { conflict, notFound, parseCursor, toPage, type ListQuery } from '@platform/shared';
+import type { DeploymentsRepository, Deployment, ServiceRef } from './deployments.repository';
+import type { IdempotencyRepository } from './idempotency.repository';
+import type { AssertServiceOwned, Caller } from './projects.client';
+import { toTriggerResponse, type TriggerInput, type TriggerResponse } from './deployments.schemas';
+
+export interface DeploymentsServiceDeps {
+  deployments: DeploymentsRepository;
+  idempotencyKeys: IdempotencyRepository;
+  assertServiceOwned: AssertServiceOwned;
+  /** Wakes the outbox relay after a write that queued an event. */
+  onEventQueued: () => void;
+  /** Wakes a local pipeline worker so a new deployment starts at once. */
+  onDeploymentCreated: () => void;
+}
+
+export interface Target {
+  projectId: string;
+  serviceId: string;
+}
+
+export interface TriggerResult {
+  status: number;
+  body: TriggerResponse;
+}
+
+const DEFAULT_PAGE_SIZE = 20;
+const CANCEL_RETRIES = 5;
+
+/** Same key, same request: the target service and the normalised body. */
+const requestHashOf = (target: ServiceRef, input: TriggerInput) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([target.projectId, target.serviceId, input.commitHash, input.commitMessage]),
+    )
+    .digest('hex');
+
+export class DeploymentsService {
+  constructor(private readonly deps: DeploymentsServiceDeps) {}
+
+  /**
+   * Every request starts here: the service must exist, be in that project and belong to the
+   * caller's account (asked of the projects service), else 404.
+   */
+  async authorizeService(caller: Caller, target: Target): Promise<ServiceRef> {
+    await this.deps.assertServiceOwned(caller, target.projectId, target.serviceId);
+    return {
+      accountId: caller.accountId,
+      projectId: target.projectId,
+      serviceId: target.serviceId,
+    };
+  }
+
+  async listDeployments(ref: ServiceRef, query: ListQuery) {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const after = query.cursor ? parseCursor(query.cursor) : undefined;
+    return toPage(await this.deps.deployments.listInService(ref, limit, after), limit);
+  }
+
+  async getDeployment(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
+    return this.findOrThrow(ref, deploymentId);
+  }
+
+  /**
+   * Creates a BUILDING deployment. With an Idempotency-Key, a repeat of the same request within
+   * 24 h answers what the first one did and creates nothing; another request under the key is
+   * 409. The key fixes the deployment id, so racing repeats cannot create two.
+   */
+  async triggerDeployment(
+    ref: ServiceRef,
+    input: TriggerInput,
+    idempotencyKey?: string,
+  ): Promise<TriggerResult> {
+    if (!idempotencyKey) {
+      const created = await this.createDeployment(ref, input, new Types.ObjectId(), new Date());
+      return { status: 201, body: toTriggerResponse(created) };
+    }
+    const requestHash = requestHashOf(ref, input);
+    const record = await this.deps.idempotencyKeys.claim(
+      ref.accountId,
+      idempotencyKey,
+      requestHash,
+    );
+    if (record.requestHash !== requestHash) {
+      throw conflict('This Idempotency-Key was already used with a different request.');
+    }
+    if (record.response) return record.response as TriggerResult;
+    const created = await this.createDeployment(ref, input, record.deploymentId, record.createdAt);
+    const result = { status: 201, body: toTriggerResponse(created) };
+    await this.deps.idempotencyKeys.saveResponse(record.id, result);
+    return result;
+  }
+
+  /**
+   * CANCELLED from BUILDING or DEPLOYING; 409 once final. When the pipeline moves the status
+   * at the same moment, the conditional write loses and the cancel is tried on the new status.
+   */
+  async cancelDeployment(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
+    let current = await this.findOrThrow(ref, deploymentId);
+    for (let attempt = 0; attempt < CANCEL_RETRIES; attempt++) {
+      const cancelled = await this.deps.deployments.transition(current, 'CANCELLED');
+      if (cancelled) {
+        this.deps.onEventQueued();
+        return cancelled;
+      }
+      current = await this.findOrThrow(ref, deploymentId);
+    }
+    throw conflict('The deployment kept changing while being cancelled: retry.');
+  }
+
+  async removeProjectDeployments(accountId: string, projectId: string): Promise<number> {
+    return this.deps.deployments.deleteByProject(accountId, projectId);
+  }
+
+  async removeServiceDeployments(
+    accountId: string,
+    projectId: string,
+    serviceId: string,
+  ): Promise<number> {
+    return this.deps.deployments.deleteByService(accountId, projectId, serviceId);
+  }
+
+  private async findOrThrow(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
+    const deployment = await this.deps.deployments.findInService(ref, deploymentId);
+    if (!deployment) throw notFound('Deployment');
+    return deployment;
+  }
+
+  /** Inserts the deployment, or returns the one an earlier try of the same request inserted. */
+  private async createDeployment(
+    ref: ServiceRef,
+    input: TriggerInput,
+    id: Types.ObjectId,
+    createdAt: Date,
+  ) {
+    const created =
+      (await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt })) ??
+      (await this.deps.deployments.findById(id));
+    if (!created)
+      throw new Error(`deployment ${id.toHexString()} vanished right after a duplicate insert`);
+    this.deps.onEventQueued();
+    this.deps.onDeploymentCreated();
+    return created;
+  }
+}
