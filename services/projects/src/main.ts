@@ -16,7 +16,6 @@ import { createApp } from './app';
 import { configSchema, type Config } from './config';
 import { startDeletionConsumer } from './deletion/deletion.consumer';
 import { createModels } from './models';
-import { outboxRelayModel } from './outbox/relay-model';
 import { createProjectsRepository } from './projects/projects.repository';
 import { createServicesRepository } from './services/services.repository';
 
@@ -30,7 +29,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
   await ensureTopics(kafka);
   const relay = new OutboxRelay({
     producer: createProducer(kafka),
-    models: [outboxRelayModel(models.projects), outboxRelayModel(models.services)],
+    models: [models.projects, models.services],
     logger,
   });
   relay.start();

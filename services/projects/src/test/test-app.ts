@@ -20,7 +20,6 @@ import {
 import { createApp } from '../app';
 import { startDeletionConsumer } from '../deletion/deletion.consumer';
 import { createModels, type Models } from '../models';
-import { outboxRelayModel } from '../outbox/relay-model';
 import { createProjectsRepository } from '../projects/projects.repository';
 import { createServicesRepository } from '../services/services.repository';
 
@@ -57,7 +56,7 @@ export async function startTestApp(options: { deletionConsumer?: boolean } = {})
   await ensureTopics(kafka);
   const relay = new OutboxRelay({
     producer: createProducer(kafka),
-    models: [outboxRelayModel(models.projects), outboxRelayModel(models.services)],
+    models: [models.projects, models.services],
     logger,
     pollIntervalMs: 200,
   });
