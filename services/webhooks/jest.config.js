@@ -1,2 +1,6 @@
 /** @type {import('jest').Config} */
-module.exports = { ...require('../../jest.preset.js'), displayName: 'webhooks', rootDir: __dirname };
+module.exports = {
+  ...require('../../jest.preset.js'),
+  displayName: 'webhooks',
+  rootDir: __dirname,
+};

@@ -1,0 +1,80 @@
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface AttemptDoc {
+  at: Date;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string;
+  error: string | null;
+}
+
+export interface DeliveryDoc {
+  _id: Types.ObjectId;
+  webhookId: Types.ObjectId;
+  projectId: string;
+  /** The event's id: the `webhook-id` header of every attempt, retries and redeliveries alike. */
+  eventId: string;
+  type: string;
+  /** The exact body bytes, fixed when the delivery was recorded and signed anew per attempt. */
+  body: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  attempts: AttemptDoc[];
+  lastStatusCode: number | null;
+  /** When the next attempt is due; while an attempt runs, when its lease runs out. */
+  nextAttemptAt: Date | null;
+  /** How many retries of the schedule have been used. */
+  retriesUsed: number;
+  /** Manual sends (test events, redeliveries) get one attempt and no automatic retries. */
+  manual: boolean;
+  /** Set by the worker that claimed the delivery; its outcome is written only if still its own. */
+  leaseId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const attemptSchema = new Schema<AttemptDoc>(
+  {
+    at: { type: Date, required: true },
+    statusCode: { type: Number, default: null },
+    durationMs: { type: Number, required: true },
+    responseExcerpt: { type: String, default: '' },
+    error: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+const deliverySchema = new Schema<DeliveryDoc>(
+  {
+    webhookId: { type: Schema.Types.ObjectId, required: true },
+    projectId: { type: String, required: true },
+    eventId: { type: String, required: true },
+    type: { type: String, required: true },
+    body: { type: String, required: true },
+    status: { type: String, required: true, enum: DELIVERY_STATUSES, default: 'pending' },
+    attemptCount: { type: Number, required: true, default: 0 },
+    attempts: { type: [attemptSchema], default: [] },
+    lastStatusCode: { type: Number, default: null },
+    nextAttemptAt: { type: Date, default: null },
+    retriesUsed: { type: Number, required: true, default: 0 },
+    manual: { type: Boolean, required: true, default: false },
+    leaseId: { type: String, default: null },
+  },
+  { timestamps: true, versionKey: false },
+);
+
+// One delivery per event and webhook, however often the event is read.
+deliverySchema.index({ eventId: 1, webhookId: 1 }, { unique: true });
+// The worker's claim: due pending deliveries, oldest due first.
+deliverySchema.index({ status: 1, nextAttemptAt: 1 });
+// A webhook's delivery log, newest first; also its deletion and cancellation.
+deliverySchema.index({ webhookId: 1, createdAt: -1, _id: -1 });
+// A deleted project's clean-up.
+deliverySchema.index({ projectId: 1 });
+
+export function deliveryModel(connection: Connection): Model<DeliveryDoc> {
+  return connection.model<DeliveryDoc>('Delivery', deliverySchema, 'deliveries');
+}

@@ -1,0 +1,41 @@
+import { Router } from 'express';
+import { projectIdOf } from '../projects/project-access';
+import { listQuery, parseCursor, toPage, validate } from '@platform/shared';
+import type { WebhooksService } from '../webhooks/webhooks.service';
+import { cursorOf } from '../webhooks/webhooks.routes';
+import type { DeliveriesService } from './deliveries.service';
+import {
+  DEFAULT_DELIVERY_PAGE,
+  deliveryDetail,
+  deliverySummary,
+  noInputBody,
+} from './deliveries.schemas';
+
+/** A webhook's delivery log; mounted at /api/projects/:projectId/webhooks after requireProjectAccess. */
+export function deliveriesRouter(webhooks: WebhooksService, deliveries: DeliveriesService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/:webhookId/deliveries', async (req, res) => {
+    const query = validate(listQuery, req.query);
+    const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
+    const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
+    const after = query.cursor ? parseCursor(query.cursor) : undefined;
+    const page = toPage(await deliveries.listDeliveries(webhook, limit, after), limit);
+    res.json({ deliveries: page.items.map(deliverySummary), ...cursorOf(page) });
+  });
+
+  router.get('/:webhookId/deliveries/:deliveryId', async (req, res) => {
+    const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
+    res.json(deliveryDetail(await deliveries.getDelivery(webhook, req.params.deliveryId)));
+  });
+
+  router.post('/:webhookId/deliveries/:deliveryId/redeliver', async (req, res) => {
+    validate(noInputBody, req.body);
+    const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
+    res
+      .status(202)
+      .json(deliverySummary(await deliveries.redeliver(webhook, req.params.deliveryId)));
+  });
+
+  return router;
+}

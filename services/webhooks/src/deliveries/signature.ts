@@ -1,0 +1,48 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+const SECRET_PREFIX = 'whsec_';
+
+/** A new signing secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
+export function generateWebhookSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+function secretKey(secret: string): Buffer {
+  if (!secret.startsWith(SECRET_PREFIX)) throw new Error('webhook secret must start with whsec_');
+  return Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+}
+
+/**
+ * The `webhook-signature` header value: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`,
+ * keyed by the decoded secret. `timestampSeconds` is the attempt's own `webhook-timestamp`.
+ */
+export function signWebhook(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const mac = createHmac('sha256', secretKey(secret))
+    .update(`${id}.${timestampSeconds}.${body}`)
+    .digest('base64');
+  return `v1,${mac}`;
+}
+
+export const USER_AGENT = 'platform-webhooks/1.0';
+
+/** Every header of one attempt; the body bytes are the ones fixed when the delivery was recorded. */
+export function webhookHeaders(
+  secret: string,
+  id: string,
+  body: string,
+  nowMs: number,
+): Record<string, string> {
+  const timestamp = Math.floor(nowMs / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(secret, id, timestamp, body),
+  };
+}

@@ -1,0 +1,142 @@
+import type { Model, Types } from 'mongoose';
+import { NEWEST_FIRST, afterCursorFilter, type CursorPosition } from '@platform/shared';
+import mongoose from 'mongoose';
+import type { DisabledReason, WebhookDoc, WebhookEventType } from './webhooks.model';
+
+export interface Webhook {
+  id: string;
+  projectId: string;
+  accountId: string;
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  secret: string;
+  disabledReason: DisabledReason | null;
+  failingSince: Date | null;
+  createdAt: Date;
+}
+
+export interface NewWebhook {
+  projectId: string;
+  accountId: string;
+  url: string;
+  events: WebhookEventType[];
+  secret: string;
+}
+
+export type WebhookChanges = Partial<
+  Pick<Webhook, 'url' | 'events' | 'enabled' | 'secret' | 'disabledReason' | 'failingSince'>
+>;
+
+function toWebhook(doc: WebhookDoc): Webhook {
+  return {
+    id: doc._id.toHexString(),
+    projectId: doc.projectId,
+    accountId: doc.accountId,
+    url: doc.url,
+    events: doc.events,
+    enabled: doc.enabled,
+    secret: doc.secret,
+    disabledReason: doc.disabledReason ?? null,
+    failingSince: doc.failingSince ?? null,
+    createdAt: doc.createdAt,
+  };
+}
+
+const toObjectId = (id: string) => new mongoose.Types.ObjectId(id);
+
+export class WebhooksRepository {
+  constructor(readonly model: Model<WebhookDoc>) {}
+
+  async insert(fields: NewWebhook): Promise<Webhook> {
+    const doc = await this.model.create({ ...fields, enabled: true });
+    return toWebhook(doc.toObject());
+  }
+
+  async countInProject(projectId: string): Promise<number> {
+    return this.model.countDocuments({ projectId });
+  }
+
+  async findInProject(projectId: string, id: Types.ObjectId): Promise<Webhook | null> {
+    const doc = await this.model.findOne({ _id: id, projectId }).lean<WebhookDoc>();
+    return doc ? toWebhook(doc) : null;
+  }
+
+  async findById(id: Types.ObjectId): Promise<Webhook | null> {
+    const doc = await this.model.findById(id).lean<WebhookDoc>();
+    return doc ? toWebhook(doc) : null;
+  }
+
+  /** `limit + 1` rows newest first, after `after` when given (see toPage). */
+  async listInProject(
+    projectId: string,
+    limit: number,
+    after?: CursorPosition,
+  ): Promise<Webhook[]> {
+    const filter = after ? { projectId, ...afterCursorFilter(after, toObjectId) } : { projectId };
+    const docs = await this.model
+      .find(filter)
+      .sort(NEWEST_FIRST)
+      .limit(limit + 1)
+      .lean<WebhookDoc[]>();
+    return docs.map(toWebhook);
+  }
+
+  /** The enabled webhooks of a project that asked for events of `type`. */
+  async findSubscribed(
+    projectId: string,
+    accountId: string,
+    type: WebhookEventType,
+  ): Promise<Webhook[]> {
+    const docs = await this.model
+      .find({ projectId, accountId, enabled: true, events: type })
+      .lean<WebhookDoc[]>();
+    return docs.map(toWebhook);
+  }
+
+  async update(
+    projectId: string,
+    id: Types.ObjectId,
+    changes: WebhookChanges,
+  ): Promise<Webhook | null> {
+    const doc = await this.model
+      .findOneAndUpdate({ _id: id, projectId }, { $set: changes }, { new: true })
+      .lean<WebhookDoc>();
+    return doc ? toWebhook(doc) : null;
+  }
+
+  async delete(projectId: string, id: Types.ObjectId): Promise<boolean> {
+    const result = await this.model.deleteOne({ _id: id, projectId });
+    return result.deletedCount > 0;
+  }
+
+  async deleteInProject(projectId: string): Promise<number> {
+    const result = await this.model.deleteMany({ projectId });
+    return result.deletedCount;
+  }
+
+  /** Turns an enabled webhook off; false when it was already off (or gone). */
+  async disable(id: Types.ObjectId, reason: DisabledReason): Promise<boolean> {
+    const result = await this.model.updateOne(
+      { _id: id, enabled: true },
+      { $set: { enabled: false, disabledReason: reason } },
+    );
+    return result.modifiedCount > 0;
+  }
+
+  /** Starts the failing run at `at` unless one is under way; returns when the run began. */
+  async markFailing(id: Types.ObjectId, at: Date): Promise<Date | null> {
+    await this.model.updateOne({ _id: id, failingSince: null }, { $set: { failingSince: at } });
+    const doc = await this.model
+      .findById(id, { failingSince: 1 })
+      .lean<Pick<WebhookDoc, 'failingSince'>>();
+    return doc?.failingSince ?? null;
+  }
+
+  async clearFailing(id: Types.ObjectId): Promise<void> {
+    await this.model.updateOne(
+      { _id: id, failingSince: { $ne: null } },
+      { $set: { failingSince: null } },
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { Router } from 'express';
+import { projectIdOf } from '../projects/project-access';
+import { accountIdOf, listQuery, parseCursor, toPage, validate } from '@platform/shared';
+import type { DeliveriesService } from '../deliveries/deliveries.service';
+import { deliverySummary, noInputBody } from '../deliveries/deliveries.schemas';
+import type { WebhooksService } from './webhooks.service';
+import { createWebhookBody, updateWebhookBody, webhookView } from './webhooks.schemas';
+
+/** Without `limit`, a list has every webhook of the project (bounded by the per-project quota). */
+const LIST_ALL = 100;
+
+/** Mounted at /api/projects/:projectId/webhooks, after requireProjectAccess. */
+export function webhooksRouter(webhooks: WebhooksService, deliveries: DeliveriesService): Router {
+  const router = Router({ mergeParams: true });
+
+  router.post('/', async (req, res) => {
+    const input = validate(createWebhookBody, req.body);
+    const webhook = await webhooks.createWebhook(accountIdOf(req), projectIdOf(req), input);
+    res.status(201).json(webhookView(webhook, { withSecret: true }));
+  });
+
+  router.get('/', async (req, res) => {
+    const query = validate(listQuery, req.query);
+    const limit = query.limit ?? LIST_ALL;
+    const after = query.cursor ? parseCursor(query.cursor) : undefined;
+    const page = toPage(await webhooks.listWebhooks(projectIdOf(req), limit, after), limit);
+    res.json({ webhooks: page.items.map((w) => webhookView(w)), ...cursorOf(page) });
+  });
+
+  router.get('/:webhookId', async (req, res) => {
+    res.json(webhookView(await webhooks.getWebhook(projectIdOf(req), req.params.webhookId)));
+  });
+
+  router.patch('/:webhookId', async (req, res) => {
+    const input = validate(updateWebhookBody, req.body);
+    const webhook = await webhooks.updateWebhook(projectIdOf(req), req.params.webhookId, input);
+    res.json(webhookView(webhook, { withSecret: input.rotateSecret === true }));
+  });
+
+  router.delete('/:webhookId', async (req, res) => {
+    await webhooks.deleteWebhook(projectIdOf(req), req.params.webhookId);
+    res.status(204).end();
+  });
+
+  router.post('/:webhookId/test', async (req, res) => {
+    validate(noInputBody, req.body);
+    const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
+    res.status(202).json(deliverySummary(await deliveries.sendTestEvent(webhook)));
+  });
+
+  return router;
+}
+
+export const cursorOf = (page: { nextCursor?: string }) =>
+  page.nextCursor ? { nextCursor: page.nextCursor } : {};
