@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Starts the whole platform locally (README): `npm start`.
+#
+# Installs what is missing, starts Redis, Kafka and FerretDB on 127.0.0.1 (unless MONGO_URL,
+# KAFKA_BROKERS and REDIS_URL are given), builds the services, starts the development identity
+# provider (unless GOOGLE_CERTS_URL is given) and the five services, waits until every /readyz
+# answers and prints the gateway URL. Ctrl-C or SIGTERM stops everything it started.
+#
+# Passed through to the services when set: GATEWAY_PORT, GOOGLE_CLIENT_ID, GOOGLE_CERTS_URL,
+# BUILD_COMMAND, DEPLOY_COMMAND, WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_SCHEDULE, LOG_LEVEL.
+# STACK_NAME (default "platform") names the databases (<name>_auth, ...) and consumer groups,
+# so a second stack (the end-to-end tests') can run beside this one on other ports.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+
+say() { printf '[start] %s\n' "$*" >&2; }
+started_at=$(date +%s)
+
+: "${STACK_NAME:=platform}"
+: "${GATEWAY_PORT:=8080}" "${AUTH_PORT:=4001}" "${PROJECTS_PORT:=4002}" "${DEPLOYMENTS_PORT:=4003}"
+: "${WEBHOOKS_PORT:=4004}" "${DEV_IDP_PORT:=4010}"
+: "${LOG_DIR:=${XDG_CACHE_HOME:-$HOME/.cache}/platform-dev/run/$STACK_NAME-logs}"
+mkdir -p "$LOG_DIR"
+
+pids=()
+infra_started=()
+cleanup() {
+  trap - INT TERM EXIT
+  say "stopping..."
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  for c in "${infra_started[@]}"; do bash scripts/infra/infra.sh stop "$c" || true; done
+  say "stopped"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+say "building (tsc -b)"
+npx tsc -b
+
+if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-}" ]; then
+  # Only what this script starts is stopped on exit; servers already running are left alone.
+  for c in redis kafka mongo; do
+    bash scripts/infra/infra.sh status "$c" >/dev/null 2>&1 || infra_started+=("$c")
+  done
+  say "starting infrastructure (first run installs and builds it; see scripts/infra/README.md)"
+  bash scripts/infra/infra.sh start all
+  eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
+fi
+
+export NODE_ENV="${NODE_ENV:-development}"
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"
+export SESSION_SECRET="${SESSION_SECRET:-local-development-session-secret-0123456789}"
+export GOOGLE_CLIENT_ID="${GOOGLE_CLIENT_ID:-local-development.apps.googleusercontent.com}"
+export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
+export PUBLIC_URL="${PUBLIC_URL:-http://localhost:$GATEWAY_PORT}"
+export ALLOWED_ORIGINS="${ALLOWED_ORIGINS:-http://localhost:$GATEWAY_PORT,http://127.0.0.1:$GATEWAY_PORT}"
+export AUTH_URL="http://127.0.0.1:$AUTH_PORT" PROJECTS_URL="http://127.0.0.1:$PROJECTS_PORT"
+export DEPLOYMENTS_URL="http://127.0.0.1:$DEPLOYMENTS_PORT" WEBHOOKS_URL="http://127.0.0.1:$WEBHOOKS_PORT"
+
+# run NAME PORT SCRIPT [VAR=value...]: starts one process in the background, logging to a file.
+run() {
+  local name=$1 port=$2 script=$3
+  shift 3
+  env PORT="$port" "$@" node "$root/$script" >"$LOG_DIR/$name.log" 2>&1 &
+  pids+=($!)
+  say "$name: pid $! on 127.0.0.1:$port (log: $LOG_DIR/$name.log)"
+}
+
+if [ -z "${GOOGLE_CERTS_URL:-}" ]; then
+  run dev-idp "$DEV_IDP_PORT" tools/dev-idp/dist/main.js
+  export GOOGLE_CERTS_URL="http://127.0.0.1:$DEV_IDP_PORT/oauth2/v1/certs"
+  export DEV_IDP_URL="http://127.0.0.1:$DEV_IDP_PORT"
+fi
+run auth "$AUTH_PORT" services/auth/dist/main.js MONGO_DB="${STACK_NAME}_auth"
+run projects "$PROJECTS_PORT" services/projects/dist/main.js \
+  MONGO_DB="${STACK_NAME}_projects" KAFKA_GROUP_ID="$STACK_NAME-projects"
+run deployments "$DEPLOYMENTS_PORT" services/deployments/dist/main.js \
+  MONGO_DB="${STACK_NAME}_deployments" KAFKA_GROUP_ID="$STACK_NAME-deployments"
+run webhooks "$WEBHOOKS_PORT" services/webhooks/dist/main.js \
+  MONGO_DB="${STACK_NAME}_webhooks" KAFKA_GROUP_ID="$STACK_NAME-webhooks"
+run gateway "$GATEWAY_PORT" services/gateway/dist/main.js GATEWAY_PORT="$GATEWAY_PORT"
+
+ready_urls=("http://127.0.0.1:$AUTH_PORT" "http://127.0.0.1:$PROJECTS_PORT" "http://127.0.0.1:$DEPLOYMENTS_PORT"
+  "http://127.0.0.1:$WEBHOOKS_PORT" "http://127.0.0.1:$GATEWAY_PORT")
+[ -n "${DEV_IDP_URL:-}" ] && ready_urls+=("$DEV_IDP_URL")
+say "waiting for every /readyz"
+deadline=$(($(date +%s) + ${READY_TIMEOUT_S:-120}))
+for url in "${ready_urls[@]}"; do
+  until curl -fsS -o /dev/null "$url/readyz" 2>/dev/null; do
+    for pid in "${pids[@]}"; do
+      if ! kill -0 "$pid" 2>/dev/null; then
+        say "a process exited early; last log lines:"
+        tail -n 20 "$LOG_DIR"/*.log >&2
+        exit 1
+      fi
+    done
+    if [ "$(date +%s)" -gt "$deadline" ]; then
+      say "$url/readyz did not answer in time"
+      tail -n 20 "$LOG_DIR"/*.log >&2
+      exit 1
+    fi
+    sleep 0.3
+  done
+done
+
+say "ready in $(($(date +%s) - started_at)) s"
+echo "Platform ready at http://localhost:$GATEWAY_PORT (sign in: http://localhost:$GATEWAY_PORT/dev/)"
+wait -n "${pids[@]}" || true
+say "a process exited; stopping the rest"
+exit 1
