@@ -11,10 +11,11 @@ const projectSchema = new Schema(
     createdAt: { type: Date, required: true },
     /** Set by DELETE: from then on the project reads as 404 until the cascade removes it. */
     deletedAt: { type: Date, default: null },
+    // Spread rather than schema.add(), so the inferred document type has the outbox too.
+    ...outboxFields,
   },
   { collection: 'projects', versionKey: false, strict: 'throw' },
 );
-projectSchema.add(outboxFields);
 
 // The last line of defence for unique names: inserts that race past the check get 11000.
 projectSchema.index({ accountId: 1, nameKey: 1 }, { unique: true });

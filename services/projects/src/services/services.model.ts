@@ -11,10 +11,11 @@ const serviceSchema = new Schema(
     createdAt: { type: Date, required: true },
     /** Set by DELETE: from then on the service reads as 404 until the cascade removes it. */
     deletedAt: { type: Date, default: null },
+    // Spread rather than schema.add(), so the inferred document type has the outbox too.
+    ...outboxFields,
   },
   { collection: 'services', versionKey: false, strict: 'throw' },
 );
-serviceSchema.add(outboxFields);
 
 serviceSchema.index({ projectId: 1, nameKey: 1 }, { unique: true });
 // Lists, the quota count and the cascade of a deleted project.
