@@ -1,0 +1,67 @@
+import type { Connection, Types } from 'mongoose';
+import { isDuplicateKeyError, parseObjectId } from '@platform/shared';
+import { accountModel, type AccountDocument } from './accounts.model';
+
+export interface Account {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface AccountProfile {
+  sub: string;
+  email: string;
+  name: string;
+}
+
+const toAccount = (doc: AccountDocument & { _id: Types.ObjectId }): Account => ({
+  id: doc._id.toHexString(),
+  email: doc.email,
+  name: doc.name,
+  createdAt: doc.createdAt,
+});
+
+export function accountsRepository(connection: Connection) {
+  const accounts = accountModel(connection);
+  return {
+    /**
+     * One atomic upsert by `sub`: created at the first login, e-mail and name refreshed at each
+     * one, `createdAt` written once.
+     */
+    async upsertBySubject(profile: AccountProfile, now = new Date()): Promise<Account> {
+      const upsert = () =>
+        accounts
+          .findOneAndUpdate(
+            { sub: profile.sub },
+            {
+              $set: { email: profile.email, name: profile.name, lastLoginAt: now },
+              $setOnInsert: { createdAt: now },
+            },
+            { upsert: true, new: true },
+          )
+          .lean()
+          .orFail();
+      try {
+        return toAccount(await upsert());
+      } catch (err) {
+        // Two first logins of one subject race to insert; the loser's retry updates the winner's.
+        if (!isDuplicateKeyError(err)) throw err;
+        return toAccount(await upsert());
+      }
+    },
+
+    async findById(id: string): Promise<Account | null> {
+      let _id: Types.ObjectId;
+      try {
+        _id = parseObjectId(id);
+      } catch {
+        return null;
+      }
+      const doc = await accounts.findById(_id).lean();
+      return doc ? toAccount(doc) : null;
+    },
+  };
+}
+
+export type AccountsRepository = ReturnType<typeof accountsRepository>;

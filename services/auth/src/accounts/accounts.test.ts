@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { IDENTITY_HEADER, signIdentity } from '@platform/shared';
+import { identityHeaders, requestJson } from '@platform/shared/testing';
+import { postLogin, startAuth, type RunningAuth } from '../test/start-auth';
+
+describe('GET /api/accounts/me', () => {
+  let auth: RunningAuth;
+
+  beforeAll(async () => {
+    auth = await startAuth();
+  });
+  afterAll(() => auth.close());
+
+  async function buildAccount(email = 'grace@example.com', name = 'Grace Hopper') {
+    const sub = `1${randomBytes(8).readBigUInt64BE().toString().padStart(20, '0')}`;
+    const response = await postLogin(auth, {
+      credential: auth.idp.mint({ sub, email, name }),
+      csrfToken: 'csrf-value',
+    });
+    return response.body as { id: string; email: string; name: string };
+  }
+
+  const getMe = (headers: Record<string, string> = {}) =>
+    requestJson(`${auth.url}/api/accounts/me`, { headers });
+
+  it('returns the account of the identity with exactly id, email, name and createdAt', async () => {
+    const account = await buildAccount('grace@example.com', 'Grace Hopper');
+    const stored = await auth.accounts.findById(account.id).lean();
+
+    const response = await getMe(identityHeaders(account.id));
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      id: account.id,
+      email: 'grace@example.com',
+      name: 'Grace Hopper',
+      createdAt: stored?.createdAt.toISOString(),
+    });
+  });
+
+  it('answers 401 to a request without the identity header, as when the port is reached directly', async () => {
+    const response = await getMe();
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({
+      error: 'UNAUTHORIZED',
+      message: expect.stringMatching(/login is required/i),
+    });
+  });
+
+  it('answers 401 to an identity signed with another secret', async () => {
+    const account = await buildAccount();
+
+    const response = await getMe({
+      [IDENTITY_HEADER]: signIdentity(account.id, 'another-secret-that-is-at-least-32-characters'),
+    });
+
+    expect(response.status).toBe(401);
+    expect(response.body.error).toBe('UNAUTHORIZED');
+  });
+
+  it.each([
+    ['an account that does not exist', 'aaaaaaaaaaaaaaaaaaaaaaaa'],
+    ['a malformed account id', 'not-an-object-id'],
+  ])('answers 401 to a valid identity for %s', async (_case, accountId) => {
+    const response = await getMe(identityHeaders(accountId));
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
+  });
+});
+
+describe('auth health', () => {
+  let auth: RunningAuth;
+
+  beforeAll(async () => {
+    auth = await startAuth();
+  });
+  afterAll(() => auth.close());
+
+  it('answers /readyz without an identity once MongoDB answers', async () => {
+    const response = await requestJson(`${auth.url}/readyz`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok', checks: { mongo: 'ok' } });
+  });
+});
