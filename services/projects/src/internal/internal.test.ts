@@ -1,0 +1,134 @@
+import { Types } from 'mongoose';
+import { createInternalClient } from '@platform/shared';
+import { requestJson, TEST_INTERNAL_SECRET, uniqueName } from '@platform/shared/testing';
+import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
+import { startTestApp, type TestApp } from '../test/test-app';
+
+let app: TestApp;
+let client: ApiClient;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+beforeEach(() => {
+  client = apiClient(app.url);
+});
+
+const NOT_FOUND = { error: 'NOT_FOUND', message: expect.stringMatching(/not found/) };
+
+describe('GET /internal/projects/:projectId', () => {
+  it("returns exactly id, accountId and name of the caller's project", async () => {
+    const project = await buildProject(client, { name: 'Internal view' });
+
+    const response = await client.get(`/internal/projects/${project.id}`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      id: project.id,
+      accountId: client.accountId,
+      name: 'Internal view',
+    });
+  });
+
+  it('answers another service through the shared internal client', async () => {
+    const project = await buildProject(client);
+    const internal = createInternalClient({
+      baseUrl: app.url,
+      internalSecret: TEST_INTERNAL_SECRET,
+    });
+
+    const body = await internal.getJson(`/internal/projects/${project.id}`, {
+      accountId: client.accountId,
+    });
+
+    expect(body).toEqual({ id: project.id, accountId: client.accountId, name: project.name });
+  });
+
+  it("returns 404 for an unknown, malformed, deleted or another account's project", async () => {
+    const deleted = await buildProject(client);
+    await client.delete(`/api/projects/${deleted.id}`);
+    const theirs = await buildProject(apiClient(app.url, uniqueName('owner')));
+
+    for (const projectId of [
+      new Types.ObjectId().toHexString(),
+      'x'.repeat(24),
+      deleted.id,
+      theirs.id,
+    ]) {
+      const response = await client.get(`/internal/projects/${projectId}`);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(NOT_FOUND);
+    }
+  });
+
+  it('returns 401 UNAUTHORIZED without a valid identity header', async () => {
+    const project = await buildProject(client);
+
+    const response = await requestJson(`${app.url}/internal/projects/${project.id}`, {
+      headers: { 'x-platform-identity': 'v1.forged.signature' },
+    });
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
+  });
+});
+
+describe('GET /internal/projects/:projectId/services/:serviceId', () => {
+  it('returns exactly projectId, serviceId and accountId', async () => {
+    const project = await buildProject(client);
+    const service = await buildService(client, project.id);
+
+    const response = await client.get(`/internal/projects/${project.id}/services/${service.id}`);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      projectId: project.id,
+      serviceId: service.id,
+      accountId: client.accountId,
+    });
+  });
+
+  it('returns 404 when the service is unknown, malformed, deleted or in another project', async () => {
+    const project = await buildProject(client);
+    const deleted = await buildService(client, project.id);
+    await client.delete(`/api/projects/${project.id}/services/${deleted.id}`);
+    const elsewhere = await buildService(client, (await buildProject(client)).id);
+
+    for (const serviceId of [new Types.ObjectId().toHexString(), 'bad', deleted.id, elsewhere.id]) {
+      const response = await client.get(`/internal/projects/${project.id}/services/${serviceId}`);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ error: 'NOT_FOUND', message: 'Service not found.' });
+    }
+  });
+
+  it('returns 404 once the project is deleted, though the service document still exists', async () => {
+    const project = await buildProject(client);
+    const service = await buildService(client, project.id);
+    await client.delete(`/api/projects/${project.id}`);
+
+    const response = await client.get(`/internal/projects/${project.id}/services/${service.id}`);
+
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ error: 'NOT_FOUND', message: 'Project not found.' });
+    // No consumer runs in this file: the 404 comes from the project's mark, not from the cascade.
+    expect(await app.models.services.countDocuments({ _id: service.id })).toBe(1);
+  });
+
+  it("returns 404 for another account's service, whichever project id is given", async () => {
+    const owner = apiClient(app.url, uniqueName('owner'));
+    const theirs = await buildProject(owner);
+    const service = await buildService(owner, theirs.id);
+    const mine = await buildProject(client);
+
+    for (const projectId of [theirs.id, mine.id]) {
+      const response = await client.get(`/internal/projects/${projectId}/services/${service.id}`);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(NOT_FOUND);
+    }
+  });
+});
