@@ -1,0 +1,223 @@
+import { waitFor } from '@platform/shared/testing';
+import { WebClient, waitForDeployment } from './support/client';
+import { startReceiver, verifyStandardWebhook } from './support/receiver';
+
+/**
+ * A web client's whole journey through the gateway: sign in, create a project and a service,
+ * subscribe a webhook, deploy, read logs, receive signed webhooks, cancel, delete, sign out.
+ */
+describe('the platform, end to end through the gateway', () => {
+  const alice = new WebClient();
+  const mallory = new WebClient();
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    await alice.signIn(undefined, 'Alice');
+    await mallory.signIn(undefined, 'Mallory');
+  });
+  afterAll(() => receiver.close());
+
+  it('answers 401 UNAUTHORIZED saying login is required, without a session', async () => {
+    const res = await new WebClient().get('/api/projects');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({
+      error: 'UNAUTHORIZED',
+      message: expect.stringMatching(/login is required/i),
+    });
+  });
+
+  it('signs in and shows the current account', async () => {
+    const client = new WebClient();
+    const login = await client.signIn('e2e-me@example.test', 'Me Myself');
+    expect(Object.keys(login.body).sort()).toEqual(['email', 'id', 'name']);
+    expect(login.body).toMatchObject({ email: 'e2e-me@example.test', name: 'Me Myself' });
+    const me = await client.get('/api/accounts/me');
+    expect(me.status).toBe(200);
+    expect(Object.keys(me.body).sort()).toEqual(['createdAt', 'email', 'id', 'name']);
+    expect(me.body.id).toBe(login.body.id);
+    expect(new Date(me.body.createdAt).toISOString()).toBe(me.body.createdAt);
+  });
+
+  it('deploys a service to DEPLOYED with logs and delivers every status change as a signed webhook', async () => {
+    const project = await alice.post('/api/projects', {
+      name: `Shop ${Date.now()}`,
+      description: 'the shop',
+    });
+    expect(project.status).toBe(201);
+    expect(Object.keys(project.body).sort()).toEqual(['createdAt', 'description', 'id', 'name']);
+    const projectPath = `/api/projects/${project.body.id}`;
+
+    const list = await alice.get('/api/projects');
+    expect(list.body.projects).toContainEqual({
+      id: project.body.id,
+      name: project.body.name,
+      createdAt: project.body.createdAt,
+    });
+
+    const service = await alice.post(`${projectPath}/services`, { name: 'web' });
+    expect(service.status).toBe(201);
+    expect(service.body).toMatchObject({ projectId: project.body.id, name: 'web' });
+
+    const webhook = await alice.post(`${projectPath}/webhooks`, { url: receiver.url });
+    expect(webhook.status).toBe(201);
+    expect(webhook.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(webhook.body.events).toEqual(['deployment.status_changed']);
+
+    const deploymentsPath = `${projectPath}/services/${service.body.id}/deployments`;
+    const trigger = await alice.post(deploymentsPath, { commitHash: 'ABCDEF1234567' });
+    expect(trigger.status).toBe(201);
+    expect(Object.keys(trigger.body).sort()).toEqual([
+      'commitHash',
+      'createdAt',
+      'id',
+      'serviceId',
+      'status',
+    ]);
+    expect(trigger.body).toMatchObject({
+      serviceId: service.body.id,
+      status: 'BUILDING',
+      commitHash: 'abcdef1234567',
+    });
+
+    const deployment = await waitForDeployment(alice, `${deploymentsPath}/${trigger.body.id}`, [
+      'DEPLOYED',
+      'FAILED',
+    ]);
+    expect(deployment.status).toBe('DEPLOYED');
+    expect(deployment.logs).toContain('building abcdef1234567');
+    expect(deployment.logs).toContain('deploy done');
+    expect(new Date(deployment.deployedAt).getTime()).toBeGreaterThanOrEqual(
+      new Date(deployment.createdAt).getTime(),
+    );
+
+    const listed = await alice.get(deploymentsPath);
+    const item = listed.body.deployments.find((d: any) => d.id === trigger.body.id);
+    expect(Object.keys(item).sort()).toEqual([
+      'commitHash',
+      'commitMessage',
+      'createdAt',
+      'deployedAt',
+      'id',
+      'serviceId',
+      'status',
+    ]);
+
+    const hooks = await waitFor(
+      () => {
+        const mine = receiver.received.filter((w) => w.body.data?.deploymentId === trigger.body.id);
+        return mine.length >= 3 ? mine : null;
+      },
+      { timeoutMs: 20_000, what: 'three webhooks for the deployment' },
+    );
+    expect(hooks.map((w) => w.body.data.status)).toEqual(['BUILDING', 'DEPLOYING', 'DEPLOYED']);
+    expect(new Set(hooks.map((w) => w.headers['webhook-id'])).size).toBe(3);
+    for (const hook of hooks) {
+      expect(verifyStandardWebhook(webhook.body.secret, hook)).toBe(true);
+      expect(
+        verifyStandardWebhook(`whsec_${Buffer.from('another key').toString('base64')}`, hook),
+      ).toBe(false);
+      expect(hook.body).toMatchObject({ type: 'deployment.status_changed', version: 1 });
+    }
+
+    const deliveries = await alice.get(`${projectPath}/webhooks/${webhook.body.id}/deliveries`);
+    expect(deliveries.status).toBe(200);
+    expect(
+      deliveries.body.deliveries.filter((d: any) => d.status === 'succeeded').length,
+    ).toBeGreaterThanOrEqual(3);
+  });
+
+  it('cancels a running build and refuses a second cancel', async () => {
+    const project = await alice.post('/api/projects', { name: `Cancel ${Date.now()}` });
+    const service = await alice.post(`/api/projects/${project.body.id}/services`, {
+      name: 'worker',
+    });
+    const deploymentsPath = `/api/projects/${project.body.id}/services/${service.body.id}/deployments`;
+    const trigger = await alice.post(deploymentsPath, {
+      commitHash: 'deadbeef',
+      commitMessage: 'a slow build',
+    });
+    expect(trigger.status).toBe(201);
+
+    const cancel = await alice.post(`${deploymentsPath}/${trigger.body.id}/cancel`);
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ id: trigger.body.id, status: 'CANCELLED' });
+    const again = await alice.post(`${deploymentsPath}/${trigger.body.id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('CONFLICT');
+    expect((await alice.get(`${deploymentsPath}/${trigger.body.id}`)).body.status).toBe(
+      'CANCELLED',
+    );
+  });
+
+  it("keeps every one of another account's resources out of reach (404)", async () => {
+    const project = await alice.post('/api/projects', { name: `Private ${Date.now()}` });
+    const service = await alice.post(`/api/projects/${project.body.id}/services`, { name: 'api' });
+    const deployment = await alice.post(
+      `/api/projects/${project.body.id}/services/${service.body.id}/deployments`,
+      {
+        commitHash: 'cafebabe',
+      },
+    );
+    const p = `/api/projects/${project.body.id}`;
+    const d = `${p}/services/${service.body.id}/deployments`;
+    const attempts = [
+      mallory.get(p),
+      mallory.patch(p, { name: 'mine now' }),
+      mallory.delete(p),
+      mallory.get(`${p}/services`),
+      mallory.get(`${p}/services/${service.body.id}`),
+      mallory.get(d),
+      mallory.get(`${d}/${deployment.body.id}`),
+      mallory.post(d, { commitHash: 'cafebabe' }),
+      mallory.post(`${d}/${deployment.body.id}/cancel`),
+      mallory.get(`${p}/webhooks`),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(404);
+      expect(res.body.error).toBe('NOT_FOUND');
+    }
+    expect((await mallory.get('/api/projects')).body.projects.map((x: any) => x.id)).not.toContain(
+      project.body.id,
+    );
+    expect((await alice.get(p)).body.name).toBe(project.body.name);
+  });
+
+  it('deletes a project with its services, deployments and webhooks: every read is 404 at once', async () => {
+    const project = await alice.post('/api/projects', { name: `Doomed ${Date.now()}` });
+    const p = `/api/projects/${project.body.id}`;
+    const service = await alice.post(`${p}/services`, { name: 'api' });
+    const d = `${p}/services/${service.body.id}/deployments`;
+    const deployment = await alice.post(d, { commitHash: '1234567' });
+    const webhook = await alice.post(`${p}/webhooks`, { url: receiver.url });
+    expect(deployment.status).toBe(201);
+
+    const deleted = await alice.delete(p);
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toBeNull();
+    const reads = await Promise.all([
+      alice.get(p),
+      alice.get(`${p}/services`),
+      alice.get(`${p}/services/${service.body.id}`),
+      alice.get(d),
+      alice.get(`${d}/${deployment.body.id}`),
+      alice.get(`${p}/webhooks/${webhook.body.id}`),
+    ]);
+    expect(reads.map((r) => r.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect((await alice.get('/api/projects')).body.projects.map((x: any) => x.id)).not.toContain(
+      project.body.id,
+    );
+  });
+
+  it('signs out: the session is gone and its cookie no longer works', async () => {
+    const client = new WebClient();
+    await client.signIn();
+    const cookie =
+      client.cookie('platform.sid') ??
+      [...(client as any).cookies.entries()].find(([k]: [string]) => k !== 'g_csrf_token')?.[1];
+    expect(cookie).toBeTruthy();
+    const logout = await client.post('/api/accounts/logout');
+    expect(logout.status).toBe(204);
+    expect((await client.get('/api/accounts/me')).status).toBe(401);
+  });
+});

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import sharedGlobalSetup from '../../../libs/shared/src/testing/global-setup';
+
+declare global {
+  var __E2E_STACK__: ChildProcess | undefined;
+}
+
+const REPO_ROOT = path.resolve(__dirname, '../../..');
+const START_TIMEOUT_MS = 240_000;
+
+/** Ports of the stack the suite starts, away from a developer's own `npm start`. */
+export const E2E_PORTS = {
+  GATEWAY_PORT: '18080',
+  AUTH_PORT: '14001',
+  PROJECTS_PORT: '14002',
+  DEPLOYMENTS_PORT: '14003',
+  WEBHOOKS_PORT: '14004',
+  DEV_IDP_PORT: '14010',
+};
+
+// Fast steps so deployments finish in well under a second; a commit message containing "slow"
+// makes the build take 30 s, for the cancel test.
+const BUILD_COMMAND =
+  'echo "building $COMMIT_HASH for service $SERVICE_ID"; case "$COMMIT_MESSAGE" in *slow*) sleep 30;; *) sleep 0.2;; esac; echo "build done"';
+const DEPLOY_COMMAND = 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2; echo "deploy done"';
+
+export default async function globalSetup(): Promise<void> {
+  if (process.env.E2E_BASE_URL) return;
+  await sharedGlobalSetup();
+  const stack = spawn('bash', [path.join(REPO_ROOT, 'scripts/start.sh')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...E2E_PORTS,
+      STACK_NAME: 'e2e',
+      NODE_ENV: 'development',
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
+      BUILD_COMMAND,
+      DEPLOY_COMMAND,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  globalThis.__E2E_STACK__ = stack;
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`the e2e stack was not ready in time:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Platform ready at')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    stack.stdout!.on('data', onData);
+    stack.stderr!.on('data', onData);
+    stack.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the e2e stack exited with ${code}:\n${output}`));
+    });
+  });
+  process.env.E2E_BASE_URL = `http://127.0.0.1:${E2E_PORTS.GATEWAY_PORT}`;
+  process.stderr.write(`e2e stack ready at ${process.env.E2E_BASE_URL}\n`);
+}
