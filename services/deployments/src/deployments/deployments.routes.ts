@@ -4,7 +4,7 @@ import type { DeploymentsService, Target } from './deployments.service';
 import type { Caller } from './projects.client';
 import {
   IDEMPOTENCY_KEY_HEADER,
-  idempotencyKey,
+  idempotencyHeaders,
   toDeploymentResponse,
   toListItem,
   triggerBody,
@@ -39,8 +39,10 @@ export function deploymentsRouter(service: DeploymentsService): Router {
   router.post('/', async (req: DeploymentsRequest, res) => {
     const ref = await service.authorizeService(callerOf(req), targetOf(req));
     const input = validate(triggerBody, req.body);
-    const key = validate(idempotencyKey, req.get(IDEMPOTENCY_KEY_HEADER));
-    const result = await service.triggerDeployment(ref, input, key);
+    const headers = validate(idempotencyHeaders, {
+      [IDEMPOTENCY_KEY_HEADER]: req.get(IDEMPOTENCY_KEY_HEADER),
+    });
+    const result = await service.triggerDeployment(ref, input, headers[IDEMPOTENCY_KEY_HEADER]);
     res.status(result.status).json(result.body);
   });
 

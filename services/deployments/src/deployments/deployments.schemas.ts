@@ -12,13 +12,15 @@ export const triggerBody = z
   .strict();
 export type TriggerInput = z.infer<typeof triggerBody>;
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** Printable ASCII, as the IETF Idempotency-Key draft suggests; bounded so it fits an _id. */
-export const idempotencyKey = z
-  .string()
-  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters')
-  .optional();
+export const idempotencyHeaders = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters')
+    .optional(),
+});
 
 export interface TriggerResponse {
   id: string;

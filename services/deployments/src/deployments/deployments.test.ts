@@ -1,0 +1,423 @@
+import { Types } from 'mongoose';
+import type { DeploymentStatusChangedEvent } from '@platform/shared';
+import { identityHeaders, requestJson } from '@platform/shared/testing';
+import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { buildService } from '../test/projects-stub';
+
+// No pipeline here: deployments stay BUILDING until a test moves them.
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => {
+  it('answers 201 with exactly id, serviceId, status BUILDING, commitHash and createdAt', async () => {
+    const service = h.projects.addService();
+    const commitHash = newCommitHash();
+
+    const res = await h.api.trigger(service, { commitHash, commitMessage: 'Fix the login page' });
+
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'commitHash',
+      'createdAt',
+      'id',
+      'serviceId',
+      'status',
+    ]);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      serviceId: service.serviceId,
+      status: 'BUILDING',
+      commitHash,
+      createdAt: expect.stringMatching(ISO_DATE),
+    });
+    const doc = await h.document(res.body.id);
+    expect(doc).toMatchObject({
+      accountId: service.accountId,
+      projectId: service.projectId,
+      serviceId: service.serviceId,
+      status: 'BUILDING',
+      commitHash,
+      commitMessage: 'Fix the login page',
+      logs: '',
+      deployedAt: null,
+    });
+    expect(doc!.createdAt.toISOString()).toBe(res.body.createdAt);
+  });
+
+  it('stores the commit hash in lower case and the commit message as "" when none is given', async () => {
+    const service = h.projects.addService();
+
+    const res = await h.api.trigger(service, { commitHash: 'ABCDEF0123456789' });
+
+    expect(res.status).toBe(201);
+    expect(res.body.commitHash).toBe('abcdef0123456789');
+    const doc = await h.document(res.body.id);
+    expect(doc).toMatchObject({ commitHash: 'abcdef0123456789', commitMessage: '' });
+  });
+
+  it('queues the first status event, BUILDING with no previous status, in the new document', async () => {
+    const service = h.projects.addService();
+    const res = await h.api.trigger(service, { commitHash: newCommitHash() });
+
+    const doc = await h.document(res.body.id);
+
+    expect(doc!.outboxPending).toBe(true);
+    expect(doc!.outbox).toHaveLength(1);
+    expect(doc!.outbox[0]).toMatchObject({
+      topic: 'deployment.status-changed',
+      key: res.body.id,
+      payload: {
+        type: 'deployment.status_changed',
+        accountId: service.accountId,
+        projectId: service.projectId,
+        serviceId: service.serviceId,
+        deploymentId: res.body.id,
+        status: 'BUILDING',
+        previousStatus: null,
+        commitHash: res.body.commitHash,
+      },
+    });
+  });
+
+  it.each([
+    ['a hash that is too short', { commitHash: 'abc12' }, 'commitHash'],
+    ['a hash that is too long', { commitHash: 'a'.repeat(65) }, 'commitHash'],
+    ['a hash that is not hexadecimal', { commitHash: 'xyz1234' }, 'commitHash'],
+    ['no hash', { commitMessage: 'hello' }, 'commitHash'],
+    [
+      'a message over 1000 characters',
+      { commitHash: 'abcdef1', commitMessage: 'm'.repeat(1001) },
+      'commitMessage',
+    ],
+    ['an unknown field', { commitHash: 'abcdef1', branch: 'main' }, 'branch'],
+    ['an operator object', { commitHash: { $gt: '' } }, 'commitHash'],
+  ])('answers 400 VALIDATION_ERROR for %s and creates nothing', async (_case, body, path) => {
+    const service = h.projects.addService();
+
+    const res = await h.api.trigger(service, body);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: 'VALIDATION_ERROR',
+      message: expect.any(String),
+      details: expect.arrayContaining([{ path, message: expect.any(String) }]),
+    });
+    expect(await h.models.deployments.countDocuments({ serviceId: service.serviceId })).toBe(0);
+  });
+
+  it('answers 400 INVALID_REQUEST for a body that is not JSON', async () => {
+    const service = h.projects.addService();
+
+    const res = await requestJson(h.api.path(service), {
+      method: 'POST',
+      headers: { ...identityHeaders(service.accountId), 'content-type': 'application/json' },
+      body: '{"commitHash":',
+    });
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
+  });
+
+  it('answers 401 UNAUTHORIZED without the identity header and asks projects nothing', async () => {
+    const service = h.projects.addService();
+    const before = h.projects.calls.length;
+
+    const res = await requestJson(h.api.path(service), {
+      method: 'POST',
+      body: { commitHash: 'abcdef1' },
+    });
+
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'UNAUTHORIZED', message: expect.stringMatching(/login/i) });
+    expect(h.projects.calls.length).toBe(before);
+  });
+
+  it('answers 404 NOT_FOUND for another account’s service, even with an invalid body', async () => {
+    const service = h.projects.addService();
+    const stranger = { ...service, accountId: buildService().accountId };
+
+    const valid = await h.api.trigger(stranger, { commitHash: 'abcdef1' });
+    const invalid = await h.api.trigger(stranger, { commitHash: 'nope' });
+
+    expect(valid.status).toBe(404);
+    expect(valid.body).toEqual({ error: 'NOT_FOUND', message: 'Service not found.' });
+    expect(invalid.status).toBe(404);
+    expect(await h.models.deployments.countDocuments({ serviceId: service.serviceId })).toBe(0);
+  });
+
+  it('answers 404 for a service of another project and for an unknown service', async () => {
+    const service = h.projects.addService();
+    const otherProject = h.projects.addService(buildService({ accountId: service.accountId }));
+
+    const wrongProject = await h.api.trigger(
+      { ...service, projectId: otherProject.projectId },
+      { commitHash: 'abcdef1' },
+    );
+    const unknown = await h.api.trigger(buildService({ accountId: service.accountId }), {
+      commitHash: 'abcdef1',
+    });
+
+    expect(wrongProject.status).toBe(404);
+    expect(wrongProject.body.error).toBe('NOT_FOUND');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toBe('NOT_FOUND');
+  });
+
+  it('answers 404 for a service whose project was deleted a moment ago', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+    h.projects.removeService(service);
+
+    const trigger = await h.api.trigger(service, { commitHash: 'abcdef1' });
+    const get = await h.api.get(service, created.body.id);
+    const list = await h.api.list(service);
+
+    expect([trigger.status, get.status, list.status]).toEqual([404, 404, 404]);
+    expect(get.body).toEqual({ error: 'NOT_FOUND', message: 'Service not found.' });
+  });
+
+  it('asks projects as the caller’s account and forwards the request id', async () => {
+    const service = h.projects.addService();
+
+    const res = await h.api.trigger(
+      service,
+      { commitHash: 'abcdef1' },
+      { 'x-request-id': 'req-deploy-42' },
+    );
+
+    expect(res.status).toBe(201);
+    expect(h.projects.calls).toContainEqual({
+      path: `/internal/projects/${service.projectId}/services/${service.serviceId}`,
+      accountId: service.accountId,
+      requestId: 'req-deploy-42',
+    });
+  });
+
+  it('answers 404 for ids that could reshape the projects URL, without asking projects', async () => {
+    const service = h.projects.addService();
+    const before = h.projects.calls.length;
+
+    const res = await h.api.trigger(
+      { ...service, projectId: '..%2F..%2Fx' },
+      { commitHash: 'abcdef1' },
+    );
+
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe('NOT_FOUND');
+    expect(h.projects.calls.length).toBe(before);
+  });
+});
+
+describe('when the projects service is down', () => {
+  it('answers 503 SERVICE_UNAVAILABLE on every endpoint and creates nothing', async () => {
+    const down = await startHarness();
+    const service = down.projects.addService();
+    const created = await down.api.trigger(service, { commitHash: 'abcdef1' });
+    await down.projects.close();
+    try {
+      const responses = await Promise.all([
+        down.api.trigger(service, { commitHash: 'abcdef1' }),
+        down.api.list(service),
+        down.api.get(service, created.body.id),
+        down.api.cancel(service, created.body.id),
+      ]);
+
+      for (const res of responses) {
+        expect(res.status).toBe(503);
+        expect(res.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
+      }
+      expect(await down.models.deployments.countDocuments({})).toBe(1);
+      expect((await down.document(created.body.id))!.status).toBe('BUILDING');
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deploymentId', () => {
+  it('answers 200 with exactly id, serviceId, status, commitHash, commitMessage, createdAt and logs', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'ABCDEF1', commitMessage: 'First' });
+
+    const res = await h.api.get(service, created.body.id);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: created.body.id,
+      serviceId: service.serviceId,
+      status: 'BUILDING',
+      commitHash: 'abcdef1',
+      commitMessage: 'First',
+      createdAt: created.body.createdAt,
+      logs: '',
+    });
+  });
+
+  it('answers 404 for a deployment of another service, project or account', async () => {
+    const service = h.projects.addService();
+    const sibling = h.projects.addService({ ...service, serviceId: buildService().serviceId });
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+
+    const viaSibling = await h.api.get(sibling, created.body.id);
+    const stranger = await h.api.get(
+      { ...service, accountId: buildService().accountId },
+      created.body.id,
+    );
+
+    expect(viaSibling.status).toBe(404);
+    expect(viaSibling.body).toEqual({ error: 'NOT_FOUND', message: 'Deployment not found.' });
+    expect(stranger.status).toBe(404);
+  });
+
+  it.each(['not-an-id', '123', new Types.ObjectId().toHexString()])(
+    'answers 404 NOT_FOUND for the unknown or malformed id %s',
+    async (id) => {
+      const service = h.projects.addService();
+
+      const res = await h.api.get(service, id);
+
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'NOT_FOUND', message: 'Deployment not found.' });
+    },
+  );
+});
+
+describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
+  it('lists the service’s deployments newest first with exactly the list fields and no logs', async () => {
+    const service = h.projects.addService();
+    const other = h.projects.addService(buildService({ accountId: service.accountId }));
+    const first = await h.api.trigger(service, { commitHash: 'aaaaaaa', commitMessage: 'one' });
+    const second = await h.api.trigger(service, { commitHash: 'bbbbbbb' });
+    await h.api.trigger(other, { commitHash: 'ccccccc' });
+
+    const res = await h.api.list(service);
+
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['deployments']);
+    expect(res.body.deployments).toEqual([
+      {
+        id: second.body.id,
+        serviceId: service.serviceId,
+        status: 'BUILDING',
+        commitHash: 'bbbbbbb',
+        commitMessage: '',
+        createdAt: second.body.createdAt,
+      },
+      {
+        id: first.body.id,
+        serviceId: service.serviceId,
+        status: 'BUILDING',
+        commitHash: 'aaaaaaa',
+        commitMessage: 'one',
+        createdAt: first.body.createdAt,
+      },
+    ]);
+  });
+
+  it('answers an empty list for a service without deployments', async () => {
+    const service = h.projects.addService();
+
+    const res = await h.api.list(service);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ deployments: [] });
+  });
+});
+
+describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploymentId/cancel', () => {
+  it('answers 200 with the CANCELLED deployment, then 409 CONFLICT for a second cancel', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1', commitMessage: 'Oops' });
+
+    const first = await h.api.cancel(service, created.body.id);
+    const second = await h.api.cancel(service, created.body.id);
+
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      id: created.body.id,
+      serviceId: service.serviceId,
+      status: 'CANCELLED',
+      commitHash: 'abcdef1',
+      commitMessage: 'Oops',
+      createdAt: created.body.createdAt,
+      logs: '',
+    });
+    expect(second.status).toBe(409);
+    expect(second.body).toEqual({
+      error: 'CONFLICT',
+      message: 'The deployment is already CANCELLED and can no longer change.',
+    });
+    const doc = await h.document(created.body.id);
+    expect(doc!.status).toBe('CANCELLED');
+    expect(doc!.statusChangedAt.getTime()).toBeGreaterThanOrEqual(doc!.createdAt.getTime());
+    const events = doc!.outbox.map((e) => e.payload as DeploymentStatusChangedEvent);
+    expect(events.map((e) => [e.status, e.previousStatus])).toEqual([
+      ['BUILDING', null],
+      ['CANCELLED', 'BUILDING'],
+    ]);
+  });
+
+  it('lets exactly one of many concurrent cancels win', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => h.api.cancel(service, created.body.id)),
+    );
+
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    const doc = await h.document(created.body.id);
+    expect(doc!.outbox.filter((e) => e.payload.type === 'deployment.status_changed')).toHaveLength(
+      2,
+    );
+  });
+
+  it('answers 409 for a deployment that is already DEPLOYED or FAILED', async () => {
+    const service = h.projects.addService();
+    const deployed = await h.api.trigger(service, { commitHash: 'abcdef1' });
+    const failed = await h.api.trigger(service, { commitHash: 'abcdef2' });
+    await h.models.deployments.updateOne(
+      { _id: deployed.body.id },
+      { $set: { status: 'DEPLOYED' } },
+    );
+    await h.models.deployments.updateOne({ _id: failed.body.id }, { $set: { status: 'FAILED' } });
+
+    const a = await h.api.cancel(service, deployed.body.id);
+    const b = await h.api.cancel(service, failed.body.id);
+
+    expect(a.status).toBe(409);
+    expect(a.body.message).toBe('The deployment is already DEPLOYED and can no longer change.');
+    expect(b.status).toBe(409);
+    expect((await h.document(deployed.body.id))!.status).toBe('DEPLOYED');
+  });
+
+  it('answers 404 for another account’s deployment and leaves it running', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+
+    const res = await h.api.cancel(
+      { ...service, accountId: buildService().accountId },
+      created.body.id,
+    );
+
+    expect(res.status).toBe(404);
+    expect((await h.document(created.body.id))!.status).toBe('BUILDING');
+  });
+});
+
+describe('health', () => {
+  it('answers /readyz with the Mongo check when Mongo answers', async () => {
+    const res = await requestJson(`${h.url}/readyz`);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', checks: { mongo: 'ok' } });
+  });
+});

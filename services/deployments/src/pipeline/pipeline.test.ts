@@ -1,0 +1,304 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { waitFor } from '@platform/shared/testing';
+import {
+  startHarness,
+  newCommitHash,
+  testPipelineOptions,
+  type Harness,
+  type PipelineOverrides,
+} from '../test/harness';
+import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import type { DeploymentStatusChangedEvent } from '@platform/shared';
+import { TRIMMED_MARKER } from './log-buffer';
+
+let h: Harness;
+let pidDir: string;
+const leftovers: number[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  pidDir = await mkdtemp(path.join(tmpdir(), 'pipeline-test-'));
+});
+afterAll(async () => {
+  killQuietly(leftovers);
+  await h.close();
+  await rm(pidDir, { recursive: true, force: true });
+});
+
+/** Runs `test` with a pipeline worker of these commands, stopped afterwards. */
+async function withWorker(overrides: PipelineOverrides, test: () => Promise<void>) {
+  const worker = h.newWorker({
+    ...overrides,
+    commandEnv: { ...testPipelineOptions().commandEnv, PID_DIR: pidDir },
+  });
+  worker.start();
+  try {
+    await test();
+  } finally {
+    await worker.stop();
+  }
+}
+
+async function pidsOf(deploymentId: string) {
+  const pids = await pidsWrittenBy(pidDir, deploymentId);
+  leftovers.push(...pids);
+  return pids;
+}
+
+async function statusesQueued(id: string) {
+  const doc = await h.document(id);
+  return doc!.outbox.map((e) => {
+    const event = e.payload as DeploymentStatusChangedEvent;
+    return `${event.previousStatus ?? '-'}>${event.status}`;
+  });
+}
+
+describe('the pipeline', () => {
+  it('builds then deploys to DEPLOYED, with both steps’ output and the deployment’s values in the logs', async () => {
+    await withWorker(
+      {
+        buildCommand:
+          'echo "build of $DEPLOYMENT_ID: service $SERVICE_ID, project $PROJECT_ID, commit $COMMIT_HASH ($COMMIT_MESSAGE)"; sleep 0.3',
+        deployCommand: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
+      },
+      async () => {
+        const service = h.projects.addService();
+        const commitHash = newCommitHash();
+        const created = await h.api.trigger(service, {
+          commitHash,
+          commitMessage: 'Add the pricing page',
+        });
+
+        await h.waitForStatus(service, created.body.id, 'DEPLOYING');
+        const deployed = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
+
+        expect(Object.keys(deployed).sort()).toEqual([
+          'commitHash',
+          'commitMessage',
+          'createdAt',
+          'deployedAt',
+          'id',
+          'logs',
+          'serviceId',
+          'status',
+        ]);
+        expect(deployed.deployedAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+        expect(Date.parse(deployed.deployedAt)).toBeGreaterThan(Date.parse(deployed.createdAt));
+        const logs: string = deployed.logs;
+        const buildLine = `build of ${created.body.id}: service ${service.serviceId}, project ${service.projectId}, commit ${commitHash} (Add the pricing page)`;
+        expect(logs).toContain(buildLine);
+        expect(logs).toContain(`deploy of ${commitHash}`);
+        expect(logs).toContain('a warning');
+        expect(logs.indexOf(buildLine)).toBeLessThan(logs.indexOf(`deploy of ${commitHash}`));
+        expect(logs).toMatch(/==> build step finished in [\d.]+ s/);
+        expect(logs).toMatch(/Deployed\.\n$/);
+
+        const list = await h.api.list(service);
+        expect(list.body.deployments).toEqual([
+          {
+            id: created.body.id,
+            serviceId: service.serviceId,
+            status: 'DEPLOYED',
+            commitHash,
+            commitMessage: 'Add the pricing page',
+            createdAt: created.body.createdAt,
+            deployedAt: deployed.deployedAt,
+          },
+        ]);
+        const doc = await h.document(created.body.id);
+        expect(doc).toMatchObject({ status: 'DEPLOYED', leaseOwner: null, attempts: 1 });
+        expect(doc!.deployedAt!.toISOString()).toBe(deployed.deployedAt);
+        expect(doc!.statusChangedAt.toISOString()).toBe(deployed.deployedAt);
+        expect(await statusesQueued(created.body.id)).toEqual([
+          '->BUILDING',
+          'BUILDING>DEPLOYING',
+          'DEPLOYING>DEPLOYED',
+        ]);
+      },
+    );
+  });
+
+  it('writes output to the logs while the step is still running', async () => {
+    await withWorker(
+      { buildCommand: 'echo first-line; sleep 1.5; echo second-line', deployCommand: 'true' },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+
+        const during = await waitFor(
+          async () => {
+            const res = await h.api.get(service, created.body.id);
+            return res.body.logs.includes('first-line') ? res.body : null;
+          },
+          { what: 'the first line in the logs' },
+        );
+
+        expect(during.status).toBe('BUILDING');
+        expect(during.logs).not.toContain('second-line');
+        const done = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
+        expect(done.logs).toContain('second-line');
+      },
+    );
+  });
+
+  it('fails a deployment whose build exits non-zero, with its output and the exit code in the logs', async () => {
+    await withWorker(
+      {
+        buildCommand: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
+        deployCommand: 'echo deploy-ran',
+      },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+
+        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
+
+        expect(failed).not.toHaveProperty('deployedAt');
+        expect(failed.logs).toContain('compiling\n');
+        expect(failed.logs).toContain('error: missing semicolon\n');
+        expect(failed.logs).toContain('The build step failed with exit code 3.');
+        expect(failed.logs).not.toContain('deploy-ran');
+        expect(await statusesQueued(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+        expect((await h.document(created.body.id))!.leaseOwner).toBeNull();
+      },
+    );
+  });
+
+  it('fails a deployment whose deploy step exits non-zero after a good build', async () => {
+    await withWorker(
+      { buildCommand: 'echo built', deployCommand: 'echo "no capacity"; exit 7' },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+
+        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
+
+        expect(failed.logs).toContain('built\n');
+        expect(failed.logs).toContain('no capacity\n');
+        expect(failed.logs).toContain('The deploy step failed with exit code 7.');
+        expect(await statusesQueued(created.body.id)).toEqual([
+          '->BUILDING',
+          'BUILDING>DEPLOYING',
+          'DEPLOYING>FAILED',
+        ]);
+      },
+    );
+  });
+
+  it('fails a step that passes its time limit and stops its processes', async () => {
+    await withWorker(
+      { buildCommand: LONG_STEP, deployCommand: 'true', stepTimeoutMs: 1_000 },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+        const pids = await pidsOf(created.body.id);
+
+        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
+
+        expect(failed.logs).toContain(`long step of ${created.body.id} started`);
+        expect(failed.logs).toContain('The build step ran longer than 1.0 s and was stopped.');
+        for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
+      },
+    );
+  });
+
+  it('stops the build when the deployment is cancelled, and a second cancel is 409', async () => {
+    await withWorker({ buildCommand: LONG_STEP, deployCommand: 'echo deploy-ran' }, async () => {
+      const service = h.projects.addService();
+      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+      const pids = await pidsOf(created.body.id);
+      expect(pids).toHaveLength(2);
+      expect(await isProcessRunning(pids[0]!)).toBe(true);
+
+      const cancelled = await h.api.cancel(service, created.body.id);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.status).toBe('CANCELLED');
+
+      await waitFor(
+        async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
+        {
+          timeoutMs: 5_000,
+          what: 'the build’s processes to stop',
+        },
+      );
+      const final = await waitFor(
+        async () => {
+          const res = await h.api.get(service, created.body.id);
+          return res.body.logs.includes('Deployment cancelled') ? res.body : null;
+        },
+        { what: 'the cancel note in the logs' },
+      );
+      expect(final.status).toBe('CANCELLED');
+      expect(final.logs).toContain('Deployment cancelled: the build step was stopped.');
+      expect(final.logs).not.toContain('deploy-ran');
+      const again = await h.api.cancel(service, created.body.id);
+      expect(again.status).toBe(409);
+      expect(again.body.error).toBe('CONFLICT');
+      expect(await statusesQueued(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+      expect((await h.document(created.body.id))!.leaseOwner).toBeNull();
+    });
+  });
+
+  it('stops the deploy step when the deployment is cancelled while DEPLOYING', async () => {
+    await withWorker({ buildCommand: 'echo built', deployCommand: LONG_STEP }, async () => {
+      const service = h.projects.addService();
+      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+      const pids = await pidsOf(created.body.id);
+      await h.waitForStatus(service, created.body.id, 'DEPLOYING');
+
+      const cancelled = await h.api.cancel(service, created.body.id);
+
+      expect(cancelled.status).toBe(200);
+      await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
+        timeoutMs: 5_000,
+        what: 'the deploy to stop',
+      });
+      expect(await statusesQueued(created.body.id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>CANCELLED',
+      ]);
+    });
+  });
+
+  it('keeps the logs within the limit, trimming the oldest output with a marker', async () => {
+    await withWorker(
+      {
+        buildCommand: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
+        deployCommand: 'echo deploy-done',
+        logLimitBytes: 4096,
+      },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+
+        const deployed = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
+
+        expect(Buffer.byteLength(deployed.logs)).toBeLessThanOrEqual(4096);
+        expect(deployed.logs.startsWith(TRIMMED_MARKER)).toBe(true);
+        expect(deployed.logs).not.toContain('build output line 1\n');
+        expect(deployed.logs).toContain('build output line 3000\n');
+        expect(deployed.logs).toContain('deploy-done\n');
+      },
+    );
+  });
+
+  it('runs several deployments side by side, each to DEPLOYED', async () => {
+    await withWorker(
+      { concurrency: 2, buildCommand: 'sleep 0.3; echo "built $COMMIT_HASH"' },
+      async () => {
+        const service = h.projects.addService();
+        const created = await Promise.all(
+          Array.from({ length: 4 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
+        );
+
+        for (const c of created) {
+          const done = await h.waitForStatus(service, c.body.id, 'DEPLOYED');
+          expect(done.logs).toContain(`built ${c.body.commitHash}`);
+        }
+      },
+    );
+  });
+});

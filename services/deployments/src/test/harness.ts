@@ -1,0 +1,181 @@
+import type { Kafka } from 'kafkajs';
+import {
+  OutboxRelay,
+  connectMongo,
+  createInternalClient,
+  createKafka,
+  createProducer,
+  ensureTopics,
+  syncIndexes,
+} from '@platform/shared';
+import {
+  identityHeaders,
+  requestJson,
+  startTestServer,
+  testInfraUrls,
+  testLogger,
+  uniqueName,
+  waitFor,
+  TEST_INTERNAL_SECRET,
+} from '@platform/shared/testing';
+import { createApp, createDeploymentsService } from '../app';
+import { deploymentModels, type DeploymentDoc } from '../deployments/deployments.model';
+import type { DeploymentStatus } from '../deployments/status';
+import { PipelineWorker, type PipelineWorkerOptions } from '../pipeline/pipeline.worker';
+import { startProjectsStub, type OwnedService } from './projects-stub';
+
+export type PipelineOverrides = Partial<
+  Omit<PipelineWorkerOptions, 'deployments' | 'onEventQueued'>
+>;
+
+export interface HarnessOptions {
+  /** Run a pipeline worker in the test process (false: deployments stay BUILDING). */
+  pipeline?: PipelineOverrides | false;
+  /** Publish the outbox to Kafka. */
+  relay?: boolean;
+}
+
+/** Fast defaults: real processes and timings, scaled down. */
+export const testPipelineOptions = (): Omit<
+  PipelineWorkerOptions,
+  'deployments' | 'logger' | 'onEventQueued'
+> => ({
+  buildCommand: 'echo "building $COMMIT_HASH"; sleep 0.2',
+  deployCommand: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
+  commandEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  stepTimeoutMs: 10_000,
+  logLimitBytes: 64 * 1024,
+  concurrency: 4,
+  leaseMs: 2_000,
+  heartbeatMs: 100,
+  pollIntervalMs: 200,
+  killGraceMs: 1_000,
+});
+
+/**
+ * The deployments service as main.ts wires it, in the test process: its own database, a
+ * projects stub, optionally the outbox relay to the real Kafka and a pipeline worker.
+ */
+export async function startHarness(options: HarnessOptions = {}) {
+  const logger = testLogger('deployments');
+  const { mongoUrl, kafkaBrokers } = testInfraUrls();
+  const connection = await connectMongo({
+    url: mongoUrl,
+    dbName: uniqueName('deployments_test'),
+    logger,
+  });
+  const models = deploymentModels(connection);
+  await syncIndexes([models.deployments, models.idempotencyKeys]);
+  const projects = await startProjectsStub();
+  const kafka: Kafka = createKafka({
+    brokers: kafkaBrokers,
+    clientId: uniqueName('deployments-test'),
+    logger,
+  });
+
+  let relay: OutboxRelay | undefined;
+  if (options.relay) {
+    await ensureTopics(kafka);
+    relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [models.deployments],
+      logger,
+      pollIntervalMs: 200,
+    });
+    relay.start();
+  }
+  const onEventQueued = () => relay?.notify();
+
+  const newWorker = (overrides: PipelineOverrides = {}) =>
+    new PipelineWorker({
+      deployments: models.deployments,
+      logger,
+      onEventQueued,
+      ...testPipelineOptions(),
+      ...overrides,
+    });
+  const worker = options.pipeline ? newWorker(options.pipeline) : undefined;
+  worker?.start();
+
+  const deps = {
+    logger,
+    internalSecret: TEST_INTERNAL_SECRET,
+    connection,
+    projects: createInternalClient({ baseUrl: projects.url, internalSecret: TEST_INTERNAL_SECRET }),
+    onEventQueued,
+    onDeploymentCreated: () => worker?.wake(),
+  };
+  const service = createDeploymentsService(deps);
+  const server = await startTestServer(createApp(deps, service));
+  const api = deploymentsApi(server.url);
+
+  return {
+    url: server.url,
+    connection,
+    models,
+    projects,
+    kafka,
+    relay,
+    worker,
+    service,
+    api,
+    newWorker,
+    /** The stored document, as the API left it. */
+    async document(id: string): Promise<DeploymentDoc | null> {
+      return models.deployments.findById(id).lean<DeploymentDoc>();
+    },
+    async waitForStatus(
+      owned: OwnedService,
+      id: string,
+      status: DeploymentStatus,
+      timeoutMs = 15_000,
+    ) {
+      return waitFor(
+        async () => {
+          const res = await api.get(owned, id);
+          return res.body?.status === status ? res.body : null;
+        },
+        { timeoutMs, what: `deployment ${id} to be ${status}` },
+      );
+    },
+    async close() {
+      await worker?.stop();
+      await server.close();
+      await relay?.stop();
+      await projects.close();
+      await connection.dropDatabase().catch(() => undefined);
+      await connection.close();
+    },
+  };
+}
+
+export type Harness = Awaited<ReturnType<typeof startHarness>>;
+
+/** The deployments endpoints, called as the service's owner unless headers say otherwise. */
+export function deploymentsApi(baseUrl: string) {
+  const path = (s: OwnedService, suffix = '') =>
+    `${baseUrl}/api/projects/${s.projectId}/services/${s.serviceId}/deployments${suffix}`;
+  const as = (s: OwnedService, headers: Record<string, string> = {}) => ({
+    ...identityHeaders(s.accountId),
+    ...headers,
+  });
+  return {
+    path,
+    trigger: (s: OwnedService, body: unknown, headers?: Record<string, string>) =>
+      requestJson(path(s), { method: 'POST', headers: as(s, headers), body }),
+    list: (s: OwnedService, query = '', headers?: Record<string, string>) =>
+      requestJson(path(s, query ? `?${query}` : ''), { headers: as(s, headers) }),
+    get: (s: OwnedService, id: string, headers?: Record<string, string>) =>
+      requestJson(path(s, `/${id}`), { headers: as(s, headers) }),
+    cancel: (s: OwnedService, id: string, headers?: Record<string, string>) =>
+      requestJson(path(s, `/${id}/cancel`), { method: 'POST', headers: as(s, headers) }),
+  };
+}
+
+let commitCounter = 0;
+
+/** A commit hash no other test uses. */
+export function newCommitHash(): string {
+  commitCounter++;
+  return `${Date.now().toString(16)}${commitCounter.toString(16).padStart(4, '0')}${Math.random().toString(16).slice(2, 10)}`;
+}
