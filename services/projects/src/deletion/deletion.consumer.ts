@@ -38,6 +38,11 @@ export function createDeletionHandler(deps: {
     if (event.type === 'project.deleted') {
       const projectId = objectIdOrNull(event.projectId);
       if (!projectId) return logger.warn({ event }, 'ignoring a deletion of a malformed id');
+      // Only a project that was deleted here loses its services: a stray or forged event
+      // naming a live project must not empty it.
+      if (await projects.isLive(projectId)) {
+        return logger.warn({ event }, 'ignoring project.deleted for a live project');
+      }
       const removed = await services.purgeOfProject(projectId);
       await projects.purgeDeleted(projectId);
       logger.info({ projectId: event.projectId, services: removed }, 'deleted project removed');

@@ -71,6 +71,11 @@ export function createProjectsRepository(model: ProjectModel) {
       return (await model.countDocuments(live(accountId, id), { limit: 1 })) > 0;
     },
 
+    /** Whoever owns it: for the cascade, which acts on events rather than on a caller's behalf. */
+    async isLive(id: Types.ObjectId): Promise<boolean> {
+      return (await model.countDocuments({ _id: id, deletedAt: null }, { limit: 1 })) > 0;
+    },
+
     async countLive(accountId: string): Promise<number> {
       return model.countDocuments(live(accountId));
     },
