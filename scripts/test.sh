@@ -36,6 +36,14 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
   fi
 fi
 
+# The sign-in page is tested in a real headless browser: Debian's chromium.
+if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  step "installing Debian's chromium for the browser test"
+  if [ "$(id -u)" = 0 ]; then apt_get() { apt-get "$@"; }; else apt_get() { sudo apt-get "$@"; }; fi
+  DEBIAN_FRONTEND=noninteractive apt_get install -y -q chromium >/dev/null 2>&1 ||
+    { apt_get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt_get install -y -q chromium >/dev/null; }
+fi
+
 step "running the test suites (jest)"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
