@@ -1,0 +1,132 @@
+import type { Agent } from 'node:http';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import type { Redis } from 'ioredis';
+import {
+  errorHandler,
+  healthRouter,
+  httpLogger,
+  jsonBody,
+  notFoundHandler,
+  requireJsonBody,
+  type Logger,
+  type Metrics,
+} from '@platform/shared';
+import type { GatewayConfig } from './config';
+import { devIdpProxy } from './dev/dev-idp.proxy';
+import { loginRouter, logoutRouter } from './login/login.routes';
+import { openApiRouter } from './openapi/openapi.routes';
+import { serviceProxy } from './proxy/proxy';
+import { clientIp, rateLimit, sessionDigest } from './rate-limit/rate-limit';
+import { checkOrigin } from './security/origin';
+import { requireSession, sessions } from './sessions/sessions';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  redis: Redis;
+  logger: Logger;
+  metrics: Metrics;
+  /** Keep-alive agent for the upstream services (destroyed at shutdown by its owner). */
+  upstreamAgent: Agent;
+  /** Where the OpenAPI document is read from (services/gateway/openapi.json). */
+  openApiFile: string;
+}
+
+/**
+ * The gateway: the only process that reads sessions. In order: logs, metrics, security headers,
+ * health; dev-idp in development; then for /api the Origin check, the public OpenAPI document,
+ * the per-IP limit, the session, the login callback, and behind a required session: the
+ * per-session limit, logout, JSON bodies and the proxy to the services.
+ */
+export function createApp({
+  config,
+  redis,
+  logger,
+  metrics,
+  upstreamAgent,
+  openApiFile,
+}: GatewayDeps): Express {
+  const keys = {
+    sessions: `${config.REDIS_PREFIX}sess:`,
+    ipLimit: `${config.REDIS_PREFIX}rl:ip:`,
+    loginLimit: `${config.REDIS_PREFIX}rl:login:`,
+    sessionLimit: `${config.REDIS_PREFIX}rl:session:`,
+  };
+  const secureCookie = config.COOKIE_SECURE;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY_HOPS || false);
+  app.use(httpLogger(logger));
+  app.use(metrics.middleware);
+  app.use(helmet());
+  app.use(healthRouter({ redis: () => redis.ping() }));
+  app.get('/metrics', metrics.handler);
+  if (config.DEV_IDP_URL) app.use(devIdpProxy(config.DEV_IDP_URL, logger));
+
+  app.use('/api', checkOrigin(config.ALLOWED_ORIGINS));
+  // Public: the OpenAPI document is served before any session is asked for.
+  app.use(openApiRouter(openApiFile));
+  app.use(
+    '/api',
+    rateLimit({
+      redis,
+      keyPrefix: keys.ipLimit,
+      limit: config.IP_RATE_LIMIT_PER_MINUTE,
+      keyOf: clientIp,
+    }),
+  );
+  app.use(
+    '/api',
+    sessions({
+      redis,
+      keyPrefix: keys.sessions,
+      secret: config.SESSION_SECRET,
+      secureCookie,
+      logger,
+    }),
+  );
+  app.use(
+    loginRouter({
+      authUrl: config.AUTH_URL,
+      rateLimit: rateLimit({
+        redis,
+        keyPrefix: keys.loginLimit,
+        limit: config.LOGIN_RATE_LIMIT_PER_MINUTE,
+        keyOf: clientIp,
+      }),
+    }),
+  );
+  app.use(
+    '/api',
+    requireSession({ absoluteTtlMs: config.SESSION_ABSOLUTE_TTL * 1000, secureCookie }),
+  );
+  app.use(
+    '/api',
+    rateLimit({
+      redis,
+      keyPrefix: keys.sessionLimit,
+      limit: config.RATE_LIMIT_PER_MINUTE,
+      keyOf: sessionDigest,
+    }),
+  );
+  app.use(logoutRouter({ secureCookie }));
+  app.use('/api', requireJsonBody, jsonBody());
+  app.use(
+    serviceProxy({
+      upstreams: {
+        auth: config.AUTH_URL,
+        projects: config.PROJECTS_URL,
+        deployments: config.DEPLOYMENTS_URL,
+        webhooks: config.WEBHOOKS_URL,
+      },
+      agent: upstreamAgent,
+      internalSecret: config.INTERNAL_SECRET,
+      timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      logger,
+    }),
+  );
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,82 @@
+import { baseEnv, booleanEnv, commaList } from '@platform/shared';
+import { z } from 'zod';
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/** `30d`, `12h`, `90m`, `45s` or plain seconds → seconds. */
+export function parseDurationSeconds(text: string): number | null {
+  const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
+  if (!match) return null;
+  const unit = (match[2] || 's') as keyof typeof UNIT_SECONDS;
+  return Number(match[1]) * UNIT_SECONDS[unit];
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const seconds = parseDurationSeconds(text);
+      if (!seconds) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration such as 30d, 12h or 3600' });
+        return z.NEVER;
+      }
+      return seconds;
+    });
+
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const port = z.coerce.number().int().min(0).max(65535);
+// Upstream services are plain HTTP on the internal network (one keep-alive http.Agent).
+const serviceUrl = z
+  .string()
+  .url()
+  .regex(/^http:\/\//, 'must be an http:// URL');
+const origin = z
+  .string()
+  .url()
+  .transform((url) => new URL(url).origin);
+
+export const gatewayEnv = baseEnv
+  .extend({
+    /** The gateway's port; PORT is read when GATEWAY_PORT is unset; default 8080. */
+    GATEWAY_PORT: port.optional(),
+    PORT: port.optional(),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL'),
+    /** Prefix of every Redis key the gateway writes (sessions, rate-limit counters). */
+    REDIS_PREFIX: z.string().default('gateway:'),
+    /** Signs the session cookie. */
+    SESSION_SECRET: z.string().min(32, 'must be at least 32 characters'),
+    /** No session outlives this, however active (contracts.md: default 30 days). */
+    SESSION_ABSOLUTE_TTL: duration('30d'),
+    /** Secure cookies; always on when NODE_ENV=production. Behind TLS termination, set TRUST_PROXY_HOPS. */
+    COOKIE_SECURE: booleanEnv(false),
+    /** How many proxies in front of the gateway to trust for the client IP and protocol. */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+    /** The gateway's own public origin, the default allowed Origin. */
+    PUBLIC_URL: origin.default('http://localhost:8080'),
+    /** Origins allowed on state-changing requests (comma list); default PUBLIC_URL's. */
+    ALLOWED_ORIGINS: commaList().pipe(z.array(origin)).optional(),
+    AUTH_URL: serviceUrl,
+    PROJECTS_URL: serviceUrl,
+    DEPLOYMENTS_URL: serviceUrl,
+    WEBHOOKS_URL: serviceUrl,
+    /** dev-idp, proxied at /dev/ when NODE_ENV is not production. */
+    DEV_IDP_URL: serviceUrl.optional(),
+    /** Requests per minute per session. */
+    RATE_LIMIT_PER_MINUTE: count(600),
+    /** Requests per minute per client IP, sessions or not. */
+    IP_RATE_LIMIT_PER_MINUTE: count(1200),
+    /** Login attempts per minute per client IP. */
+    LOGIN_RATE_LIMIT_PER_MINUTE: count(20),
+    /** How long an upstream service may take to answer before the request is 503. */
+    UPSTREAM_TIMEOUT_MS: count(30_000),
+  })
+  .transform(({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, ...env }) => ({
+    ...env,
+    PORT: GATEWAY_PORT ?? PORT ?? 8080,
+    ALLOWED_ORIGINS: ALLOWED_ORIGINS ?? [env.PUBLIC_URL],
+    COOKIE_SECURE: COOKIE_SECURE || env.NODE_ENV === 'production',
+    DEV_IDP_URL: env.NODE_ENV === 'production' ? undefined : env.DEV_IDP_URL,
+  }));
+
+export type GatewayConfig = z.infer<typeof gatewayEnv>;

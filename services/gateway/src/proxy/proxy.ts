@@ -1,0 +1,89 @@
+import type { Agent, ClientRequest } from 'node:http';
+import type { Request, RequestHandler, Response } from 'express';
+import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
+import {
+  IDENTITY_HEADER,
+  REQUEST_ID_HEADER,
+  serviceUnavailable,
+  signIdentity,
+  type Logger,
+} from '@platform/shared';
+import { upstreamFor, type Upstream } from './upstreams';
+
+export interface ServiceProxyOptions {
+  upstreams: Record<Upstream, string>;
+  /** Keep-alive agent shared by every proxied request. */
+  agent: Agent;
+  internalSecret: string;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+/** Headers a client may send but a service must only ever get from the gateway. */
+function isClientOnlyHeader(name: string): boolean {
+  return (
+    name === IDENTITY_HEADER ||
+    name === 'cookie' ||
+    name === 'forwarded' ||
+    name.startsWith('x-forwarded-')
+  );
+}
+
+/**
+ * What a service receives: the client's request minus its cookies, forwarding claims and any
+ * identity it made up; plus the signed identity of the session's account and the request id.
+ */
+function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, secret: string): void {
+  for (const name of proxyReq.getHeaderNames()) {
+    if (isClientOnlyHeader(name)) proxyReq.removeHeader(name);
+  }
+  proxyReq.setHeader(IDENTITY_HEADER, signIdentity(req.accountId!, secret));
+  proxyReq.setHeader(REQUEST_ID_HEADER, String(req.headers[REQUEST_ID_HEADER]));
+  if (req.body !== undefined) {
+    // The gateway parsed (and size-checked) the JSON body: send it again, with its new length.
+    proxyReq.removeHeader('transfer-encoding');
+    fixRequestBody(proxyReq, req);
+  }
+}
+
+/**
+ * Proxies /api paths to their service (behind requireSession). Service answers, errors
+ * included, pass through unchanged; a service that refuses, drops or outlasts `timeoutMs` is a
+ * JSON 503. Unrouted paths fall through to the 404 handler.
+ */
+export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
+  return createProxyMiddleware<Request, Response>({
+    pathFilter: (path) => upstreamFor(path) !== undefined,
+    router: (req) => options.upstreams[upstreamFor(req.path)!],
+    changeOrigin: true,
+    xfwd: false,
+    agent: options.agent,
+    proxyTimeout: options.timeoutMs,
+    on: {
+      proxyReq: (proxyReq, req) => prepareUpstreamRequest(proxyReq, req, options.internalSecret),
+      proxyRes: (proxyRes) => {
+        // Only the gateway sets cookies on its origin.
+        delete proxyRes.headers['set-cookie'];
+      },
+      error: (err, req, res) => {
+        const upstream = upstreamFor((req as Request).path);
+        options.logger.warn(
+          {
+            upstream,
+            code: (err as NodeJS.ErrnoException).code,
+            reqId: req.headers[REQUEST_ID_HEADER],
+          },
+          'upstream did not answer',
+        );
+        if (!('status' in res) || res.headersSent) {
+          res.destroy();
+          return;
+        }
+        const error = serviceUnavailable(
+          `The ${upstream ?? 'upstream'} service is unavailable: retry shortly.`,
+        );
+        res.status(error.status).json(error.toBody());
+      },
+    },
+  });
+}
