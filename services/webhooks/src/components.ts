@@ -18,6 +18,7 @@ export interface ComponentOptions {
   concurrency: number;
   disableAfterMs: number;
   pollIntervalMs?: number;
+  stopGraceMs?: number;
   /** Tests resolve names without DNS; production uses the system resolver. */
   resolveHost?: ResolveHost;
 }
@@ -41,6 +42,7 @@ export function createComponents(options: ComponentOptions) {
     concurrency: options.concurrency,
     disableAfterMs: options.disableAfterMs,
     pollIntervalMs: options.pollIntervalMs,
+    stopGraceMs: options.stopGraceMs,
     logger: options.logger,
   });
   const deliveries = new DeliveriesService({

@@ -1,0 +1,518 @@
+import type { DeploymentStatusChangedEvent } from '@platform/shared';
+import { uniqueName, waitFor } from '@platform/shared/testing';
+import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
+import { answerInTurn, startReceiver, type Receiver, type ReceivedRequest } from '../test/receiver';
+import { verifyStandardWebhook } from '../test/signatures';
+import {
+  buildProject,
+  buildProjectDeleted,
+  buildStatusChange,
+  dropDatabase,
+  newId,
+  startEventPublisher,
+  startTestService,
+  type TestService,
+} from '../test/test-service';
+import { USER_AGENT } from './signature';
+
+// Real Kafka, MongoDB and receivers on 127.0.0.1; retries after 200 ms, 200 ms and 400 ms.
+const dbName = uniqueName('webhooks_deliveries');
+let projects: ProjectsStub;
+let service: TestService;
+let publisher: Awaited<ReturnType<typeof startEventPublisher>>;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  projects = await startProjectsStub();
+  publisher = await startEventPublisher();
+  service = await startTestService({
+    dbName,
+    projectsUrl: projects.url,
+    timeoutMs: 1_000,
+    groupId: uniqueName('webhooks-deliveries'),
+  });
+});
+
+afterAll(async () => {
+  await service.stop();
+  await publisher.stop();
+  await Promise.all(receivers.map((r) => r.close()));
+  await projects.close();
+  await dropDatabase(dbName);
+});
+
+const SUMMARY_KEYS = [
+  'attempts',
+  'createdAt',
+  'eventId',
+  'id',
+  'lastStatusCode',
+  'nextAttemptAt',
+  'status',
+  'type',
+];
+
+async function receiver(...args: Parameters<typeof startReceiver>) {
+  const started = await startReceiver(...args);
+  receivers.push(started);
+  return started;
+}
+
+type Project = ReturnType<typeof buildProject>;
+
+async function subscribe(p: Project, target: Receiver) {
+  const res = await p.api.post(p.base, { url: `${target.url}/hook` });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; secret: string };
+}
+
+const statusChange = (p: Project, fields: Partial<DeploymentStatusChangedEvent> = {}) =>
+  buildStatusChange({ accountId: p.accountId, projectId: p.projectId, ...fields });
+
+const deliveriesOf = (webhookId: string) =>
+  service.components.deliveriesRepository.model.find({ webhookId }).lean();
+
+const byEventId = (requests: ReceivedRequest[], eventId: string) =>
+  requests.filter((r) => r.headers['webhook-id'] === eventId);
+
+async function deliveryDetail(p: Project, webhookId: string, deliveryId: string) {
+  const res = await p.api.get(`${p.base}/${webhookId}/deliveries/${deliveryId}`);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** Waits until the webhook's only delivery of `eventId` is in `status`, and returns it. */
+async function settled(webhookId: string, eventId: string, status: string) {
+  return waitFor(
+    async () => {
+      const [delivery] = await service.components.deliveriesRepository.model
+        .find({ webhookId, eventId })
+        .lean();
+      return delivery?.status === status ? delivery : null;
+    },
+    { what: `delivery of ${eventId} ${status}` },
+  );
+}
+
+describe('delivering deployment status changes', () => {
+  it('sends every status change of a deployment with a signature the Standard Webhooks algorithm verifies', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const webhook = await subscribe(p, target);
+    const deploymentId = newId();
+    const events = [
+      statusChange(p, { deploymentId, status: 'BUILDING', previousStatus: null }),
+      statusChange(p, { deploymentId, status: 'DEPLOYING', previousStatus: 'BUILDING' }),
+      statusChange(p, { deploymentId, status: 'DEPLOYED', previousStatus: 'DEPLOYING' }),
+    ];
+
+    await publisher.publish(...events);
+    const requests = await target.waitForRequests(3);
+
+    for (const event of events) {
+      const [request, ...more] = byEventId(requests, event.eventId);
+      expect(more).toHaveLength(0);
+      expect(request).toMatchObject({ method: 'POST', path: '/hook' });
+      expect(request!.headers).toMatchObject({
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+      });
+      expect(verifyStandardWebhook(webhook.secret, request!)).toBe(true);
+      expect(JSON.parse(request!.body)).toEqual({
+        type: 'deployment.status_changed',
+        timestamp: event.occurredAt,
+        version: 1,
+        data: {
+          deploymentId,
+          serviceId: event.serviceId,
+          projectId: p.projectId,
+          status: event.status,
+          previousStatus: event.previousStatus,
+          commitHash: event.commitHash,
+        },
+      });
+    }
+    await waitFor(async () =>
+      (await deliveriesOf(webhook.id)).every((d) => d.status === 'succeeded'),
+    );
+    const log = await p.api.get(`${p.base}/${webhook.id}/deliveries`);
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries.map((d: { eventId: string }) => d.eventId)).toEqual(
+      [...events].reverse().map((e) => e.eventId),
+    );
+    for (const delivery of log.body.deliveries) {
+      expect(Object.keys(delivery).sort()).toEqual(SUMMARY_KEYS);
+      expect(delivery).toMatchObject({
+        type: 'deployment.status_changed',
+        status: 'succeeded',
+        attempts: 1,
+        lastStatusCode: 204,
+        nextAttemptAt: null,
+      });
+    }
+  });
+
+  it('retries a failing receiver and delivers on the third try with the same webhook-id and body', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver(answerInTurn(500, 503, 200));
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+
+    await publisher.publish(event);
+    const requests = await target.waitForRequests(3);
+
+    expect(requests.map((r) => r.headers['webhook-id'])).toEqual([
+      event.eventId,
+      event.eventId,
+      event.eventId,
+    ]);
+    expect(new Set(requests.map((r) => r.body)).size).toBe(1);
+    for (const request of requests)
+      expect(verifyStandardWebhook(webhook.secret, request)).toBe(true);
+    expect(requests[1]!.receivedAt - requests[0]!.receivedAt).toBeGreaterThanOrEqual(150);
+    expect(requests[2]!.receivedAt - requests[1]!.receivedAt).toBeGreaterThanOrEqual(150);
+    const stored = await settled(webhook.id, event.eventId, 'succeeded');
+    const detail = await deliveryDetail(p, webhook.id, stored._id.toHexString());
+    expect(detail).toMatchObject({
+      eventId: event.eventId,
+      status: 'succeeded',
+      attempts: 3,
+      lastStatusCode: 200,
+      nextAttemptAt: null,
+      payload: JSON.parse(requests[0]!.body),
+    });
+    expect(detail.attemptLog.map((a: { statusCode: number }) => a.statusCode)).toEqual([
+      500, 503, 200,
+    ]);
+    for (const attempt of detail.attemptLog) {
+      expect(Object.keys(attempt).sort()).toEqual([
+        'at',
+        'durationMs',
+        'error',
+        'responseExcerpt',
+        'statusCode',
+      ]);
+      expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
+      expect(attempt.error).toBeNull();
+    }
+  });
+
+  it('marks a delivery failed after the last retry and keeps a capped excerpt of each answer', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver(() => ({ status: 500, body: 'e'.repeat(5_000) }));
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+
+    await publisher.publish(event);
+    const stored = await settled(webhook.id, event.eventId, 'failed');
+
+    expect(target.requests).toHaveLength(4);
+    const detail = await deliveryDetail(p, webhook.id, stored._id.toHexString());
+    expect(detail).toMatchObject({
+      status: 'failed',
+      attempts: 4,
+      lastStatusCode: 500,
+      nextAttemptAt: null,
+    });
+    expect(detail.attemptLog).toHaveLength(4);
+    for (const attempt of detail.attemptLog) expect(attempt.responseExcerpt).toBe('e'.repeat(1024));
+    const stillEnabled = await p.api.get(`${p.base}/${webhook.id}`);
+    expect(stillEnabled.body.enabled).toBe(true);
+  });
+
+  it('treats a redirect as a failure and never follows it', async () => {
+    const p = buildProject(service.url, projects);
+    const elsewhere = await receiver();
+    const target = await receiver(() => ({
+      status: 307,
+      headers: { location: `${elsewhere.url}/hook` },
+    }));
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+
+    await publisher.publish(event);
+    const stored = await settled(webhook.id, event.eventId, 'failed');
+
+    expect(target.requests).toHaveLength(4);
+    expect(elsewhere.requests).toHaveLength(0);
+    expect(stored.attempts.map((a) => [a.statusCode, a.error])).toEqual(
+      Array(4).fill([307, 'redirects are not followed']),
+    );
+  });
+
+  it('gives up on an attempt that gets no answer within the time limit and retries it', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver((_req, index) => (index === 0 ? 'hang' : { status: 200 }));
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+
+    await publisher.publish(event);
+    const stored = await settled(webhook.id, event.eventId, 'succeeded');
+
+    expect(stored.attempts.map((a) => [a.statusCode, a.error])).toEqual([
+      [null, 'no answer within 1000 ms'],
+      [200, null],
+    ]);
+    expect(stored.attempts[0]!.durationMs).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('disables the webhook on 410 Gone, cancels its pending deliveries and sends it nothing more', async () => {
+    const p = buildProject(service.url, projects);
+    const first = statusChange(p);
+    const gone = statusChange(p);
+    const target = await receiver((req) => ({
+      status: req.headers['webhook-id'] === gone.eventId ? 410 : 500,
+    }));
+    const healthy = await receiver();
+    const webhook = await subscribe(p, target);
+
+    await publisher.publish(first);
+    await waitFor(async () => (await deliveriesOf(webhook.id))[0]?.attemptCount === 1);
+    await publisher.publish(gone);
+
+    await settled(webhook.id, gone.eventId, 'failed');
+    await settled(webhook.id, first.eventId, 'cancelled');
+    const shown = await p.api.get(`${p.base}/${webhook.id}`);
+    expect(shown.body.enabled).toBe(false);
+    const stored = await service.components.webhooksRepository.model.findById(webhook.id).lean();
+    expect(stored?.disabledReason).toBe('gone');
+    expect((await deliveriesOf(webhook.id)).find((d) => d.eventId === gone.eventId)).toMatchObject({
+      attemptCount: 1,
+      lastStatusCode: 410,
+    });
+
+    // A later event reaches the project's other webhook, but not the disabled one.
+    await subscribe(p, healthy);
+    const later = statusChange(p);
+    await publisher.publish(later);
+    await healthy.waitForRequests(1);
+    expect(byEventId(healthy.requests, later.eventId)).toHaveLength(1);
+    expect((await deliveriesOf(webhook.id)).map((d) => d.eventId).sort()).toEqual(
+      [first.eventId, gone.eventId].sort(),
+    );
+    const sent = target.requests.length;
+
+    const test = await p.api.post(`${p.base}/${webhook.id}/test`);
+    const deliveryId = (await deliveriesOf(webhook.id))[0]!._id.toHexString();
+    const redeliver = await p.api.post(
+      `${p.base}/${webhook.id}/deliveries/${deliveryId}/redeliver`,
+    );
+    expect([test.status, test.body]).toEqual([
+      409,
+      { error: 'CONFLICT', message: 'The webhook is disabled: enable it first.' },
+    ]);
+    expect([redeliver.status, redeliver.body.error]).toEqual([409, 'CONFLICT']);
+    expect(target.requests).toHaveLength(sent);
+  });
+});
+
+describe('test sends and redeliveries', () => {
+  it('answers 202 to a test send and delivers a signed webhook.test event', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const webhook = await subscribe(p, target);
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/test`);
+
+    expect(res.status).toBe(202);
+    expect(Object.keys(res.body).sort()).toEqual(SUMMARY_KEYS);
+    expect(res.body).toMatchObject({
+      type: 'webhook.test',
+      status: 'pending',
+      attempts: 0,
+      lastStatusCode: null,
+    });
+    const [request] = await target.waitForRequests(1);
+    expect(request!.headers['webhook-id']).toBe(res.body.eventId);
+    expect(verifyStandardWebhook(webhook.secret, request!)).toBe(true);
+    const body = JSON.parse(request!.body);
+    expect(body).toEqual({
+      type: 'webhook.test',
+      timestamp: body.timestamp,
+      version: 1,
+      data: { webhookId: webhook.id, projectId: p.projectId },
+    });
+    expect(Date.parse(body.timestamp)).toBeGreaterThan(Date.now() - 60_000);
+    await settled(webhook.id, res.body.eventId, 'succeeded');
+  });
+
+  it('sends a test event only once, even when it fails', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver(() => ({ status: 500 }));
+    const webhook = await subscribe(p, target);
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/test`);
+    const stored = await settled(webhook.id, res.body.eventId, 'failed');
+
+    expect(stored.attemptCount).toBe(1);
+    expect(target.requests).toHaveLength(1);
+  });
+
+  it('returns 400 VALIDATION_ERROR for a test send with a body', async () => {
+    const p = buildProject(service.url, projects);
+    const webhook = await subscribe(p, await receiver());
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/test`, {
+      type: 'deployment.status_changed',
+    });
+
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([{ path: 'type', message: 'unknown field' }]);
+    expect(await deliveriesOf(webhook.id)).toHaveLength(0);
+  });
+
+  it('redelivers a delivered event as a new attempt with the same webhook-id and body', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+    await publisher.publish(event);
+    const first = await settled(webhook.id, event.eventId, 'succeeded');
+    const deliveryId = first._id.toHexString();
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/deliveries/${deliveryId}/redeliver`);
+
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({
+      id: deliveryId,
+      eventId: event.eventId,
+      status: 'pending',
+      attempts: 1,
+    });
+    const requests = await target.waitForRequests(2);
+    expect(requests[1]!.headers['webhook-id']).toBe(event.eventId);
+    expect(requests[1]!.body).toBe(requests[0]!.body);
+    expect(verifyStandardWebhook(webhook.secret, requests[1]!)).toBe(true);
+    await waitFor(async () => (await deliveryDetail(p, webhook.id, deliveryId)).attempts === 2);
+    const detail = await deliveryDetail(p, webhook.id, deliveryId);
+    expect(detail).toMatchObject({ status: 'succeeded', attempts: 2, lastStatusCode: 204 });
+    expect(detail.attemptLog).toHaveLength(2);
+  });
+
+  it('redelivers a failed delivery once, without a new retry schedule', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver(() => ({ status: 500 }));
+    const webhook = await subscribe(p, target);
+    const test = await p.api.post(`${p.base}/${webhook.id}/test`);
+    await settled(webhook.id, test.body.eventId, 'failed');
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/deliveries/${test.body.id}/redeliver`);
+
+    expect(res.status).toBe(202);
+    await waitFor(async () => (await deliveriesOf(webhook.id))[0]?.attemptCount === 2);
+    const stored = await settled(webhook.id, test.body.eventId, 'failed');
+    expect(stored.attemptCount).toBe(2);
+    expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual([
+      test.body.eventId,
+      test.body.eventId,
+    ]);
+  });
+
+  it('returns 404 NOT_FOUND for a delivery of another webhook, an unknown or a malformed id', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const one = await subscribe(p, target);
+    const other = await subscribe(p, target);
+    const test = await p.api.post(`${p.base}/${other.id}/test`);
+
+    const answers = await Promise.all([
+      p.api.get(`${p.base}/${one.id}/deliveries/${test.body.id}`),
+      p.api.post(`${p.base}/${one.id}/deliveries/${test.body.id}/redeliver`),
+      p.api.get(`${p.base}/${one.id}/deliveries/${newId()}`),
+      p.api.get(`${p.base}/${one.id}/deliveries/nope`),
+      p.api.get(`${p.base}/${newId()}/deliveries`),
+    ]);
+
+    expect(answers.map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);
+    expect(answers.slice(0, 4).map((r) => r.body)).toEqual(
+      Array(4).fill({ error: 'NOT_FOUND', message: 'Delivery not found.' }),
+    );
+    expect(answers[4]!.body).toEqual({ error: 'NOT_FOUND', message: 'Webhook not found.' });
+  });
+
+  it('pages the delivery log newest first', async () => {
+    const p = buildProject(service.url, projects);
+    const webhook = await subscribe(p, await receiver());
+    const sent = [];
+    for (let i = 0; i < 3; i++)
+      sent.push((await p.api.post(`${p.base}/${webhook.id}/test`)).body.id);
+
+    const page1 = await p.api.get(`${p.base}/${webhook.id}/deliveries?limit=2`);
+    const page2 = await p.api.get(
+      `${p.base}/${webhook.id}/deliveries?limit=2&cursor=${page1.body.nextCursor}`,
+    );
+
+    expect(page1.body.deliveries.map((d: { id: string }) => d.id)).toEqual([sent[2], sent[1]]);
+    expect(page2.body.deliveries.map((d: { id: string }) => d.id)).toEqual([sent[0]]);
+    expect(page2.body.nextCursor).toBeUndefined();
+  });
+});
+
+describe('consuming events', () => {
+  it('records one delivery for an event read twice', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const webhook = await subscribe(p, target);
+    const deploymentId = newId();
+    const twice = statusChange(p, { deploymentId });
+    const marker = statusChange(p, { deploymentId, status: 'FAILED', previousStatus: 'BUILDING' });
+
+    await publisher.publish(twice, twice, marker);
+    await waitFor(() => byEventId(target.requests, marker.eventId).length === 1);
+    // The same event handled again past the consumer's memory (say, a crash before it noted it).
+    const recordedAgain = await service.components.deliveries.recordStatusChange(twice);
+
+    expect(recordedAgain).toBe(0);
+    expect(byEventId(target.requests, twice.eventId)).toHaveLength(1);
+    expect((await deliveriesOf(webhook.id)).map((d) => d.eventId).sort()).toEqual(
+      [twice.eventId, marker.eventId].sort(),
+    );
+  });
+
+  it('delivers only to the enabled webhooks of the event’s project and account', async () => {
+    const p = buildProject(service.url, projects);
+    const q = buildProject(service.url, projects);
+    const target = await receiver();
+    const mine = await subscribe(p, target);
+    const paused = await subscribe(p, target);
+    const elsewhere = await subscribe(q, target);
+    await p.api.patch(`${p.base}/${paused.id}`, { enabled: false });
+    const forged = statusChange(p, { accountId: q.accountId });
+    const real = statusChange(p);
+
+    await publisher.publish(forged, real);
+    await waitFor(() => byEventId(target.requests, real.eventId).length === 1);
+
+    expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual([real.eventId]);
+    expect((await deliveriesOf(mine.id)).map((d) => d.eventId)).toEqual([real.eventId]);
+    expect(await deliveriesOf(paused.id)).toHaveLength(0);
+    expect(await deliveriesOf(elsewhere.id)).toHaveLength(0);
+  });
+
+  it('removes a deleted project’s webhooks and deliveries, and only those', async () => {
+    const p = buildProject(service.url, projects);
+    const q = buildProject(service.url, projects);
+    const target = await receiver();
+    const doomed = await subscribe(p, target);
+    await subscribe(p, target);
+    const kept = await subscribe(q, target);
+    const event = statusChange(p);
+    await publisher.publish(event);
+    await settled(doomed.id, event.eventId, 'succeeded');
+    const { webhooksRepository, deliveriesRepository } = service.components;
+
+    const deleted = buildProjectDeleted(p.accountId, p.projectId);
+    await publisher.publish(deleted, { ...deleted, eventId: crypto.randomUUID() });
+
+    await waitFor(
+      async () => (await webhooksRepository.model.countDocuments({ projectId: p.projectId })) === 0,
+      {
+        what: 'the project’s webhooks to go',
+      },
+    );
+    expect(await deliveriesRepository.model.countDocuments({ projectId: p.projectId })).toBe(0);
+    expect(await webhooksRepository.model.findById(kept.id).lean()).toMatchObject({
+      projectId: q.projectId,
+    });
+  });
+});
