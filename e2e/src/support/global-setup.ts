@@ -9,21 +9,13 @@ declare global {
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const START_TIMEOUT_MS = 240_000;
 
-/** Ports of the stack the suite starts, away from a developer's own `npm start`. */
-export const E2E_PORTS = {
-  GATEWAY_PORT: '18080',
-  AUTH_PORT: '14001',
-  PROJECTS_PORT: '14002',
-  DEPLOYMENTS_PORT: '14003',
-  WEBHOOKS_PORT: '14004',
-  DEV_IDP_PORT: '14010',
-};
+import { E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
 
 // Fast steps so deployments finish in well under a second; a commit message containing "slow"
 // makes the build take 30 s, for the cancel test.
-const BUILD_COMMAND =
+export const BUILD_COMMAND =
   'echo "building $COMMIT_HASH for service $SERVICE_ID"; case "$COMMIT_MESSAGE" in *slow*) sleep 30;; *) sleep 0.2;; esac; echo "build done"';
-const DEPLOY_COMMAND = 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2; echo "deploy done"';
+export const DEPLOY_COMMAND = 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2; echo "deploy done"';
 
 export default async function globalSetup(): Promise<void> {
   if (process.env.E2E_BASE_URL) return;
@@ -34,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
       ...process.env,
       ...E2E_PORTS,
       STACK_NAME: 'e2e',
+      INTERNAL_SECRET: E2E_INTERNAL_SECRET,
       NODE_ENV: 'development',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
       BUILD_COMMAND,
@@ -67,5 +60,6 @@ export default async function globalSetup(): Promise<void> {
     });
   });
   process.env.E2E_BASE_URL = `http://127.0.0.1:${E2E_PORTS.GATEWAY_PORT}`;
+  process.env.E2E_LOCAL_STACK = '1';
   process.stderr.write(`e2e stack ready at ${process.env.E2E_BASE_URL}\n`);
 }

@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
+
+/** Ports of the stack the suite starts, away from a developer's own `npm start`. */
+export const E2E_PORTS = {
+  GATEWAY_PORT: '18080',
+  AUTH_PORT: '14001',
+  PROJECTS_PORT: '14002',
+  DEPLOYMENTS_PORT: '14003',
+  WEBHOOKS_PORT: '14004',
+  DEV_IDP_PORT: '14010',
+};
+
+export const E2E_INTERNAL_SECRET = 'e2e-internal-secret-0123456789-abcdefghij';
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+export const INFRA = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
+
+/** Fault tests control servers and processes: they need the stack the suite started itself. */
+export function requireLocalStack(): void {
+  if (process.env.E2E_LOCAL_STACK !== '1') {
+    throw new Error('fault tests need the local stack the e2e setup starts (unset E2E_BASE_URL)');
+  }
+}
+
+export interface ServiceProcess {
+  url: string;
+  process: ChildProcess;
+  output: () => string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Runs one more instance of a service as its own OS process (from its build), beside the
+ * stack, so a test can SIGKILL and restart it. `env` adds to a working default environment.
+ */
+export async function startServiceProcess(
+  service: 'deployments' | 'webhooks',
+  port: number,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const infra = testInfraUrls();
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    [path.join(REPO_ROOT, `services/${service}/dist/main.js`)],
+    {
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        MONGO_URL: infra.mongoUrl,
+        KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        INTERNAL_SECRET: E2E_INTERNAL_SECRET,
+        PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
+        KAFKA_GROUP_ID: uniqueName(`fault-${service}`),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${service} exited: ${output}`);
+      return (await fetch(`${url}/readyz`).catch(() => null))?.ok;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, what: `${service} on ${port} to be ready` },
+  );
+  return {
+    url,
+    process: child,
+    output: () => output,
+    kill: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
