@@ -1,0 +1,46 @@
+import { parseConfig } from '@platform/shared';
+import { configSchema } from './config';
+
+const required = {
+  INTERNAL_SECRET: 'a-secret-that-is-at-least-32-characters-long',
+  MONGO_URL: 'mongodb://127.0.0.1:27017',
+  KAFKA_BROKERS: '127.0.0.1:9092, 127.0.0.1:9093',
+};
+
+describe('the projects config', () => {
+  it('defaults the port, database and consumer group, and splits the brokers', () => {
+    const config = parseConfig(configSchema, required);
+
+    expect(config).toMatchObject({
+      PORT: 4002,
+      MONGO_DB: 'platform_projects',
+      KAFKA_GROUP_ID: 'projects',
+      KAFKA_BROKERS: ['127.0.0.1:9092', '127.0.0.1:9093'],
+      LOG_LEVEL: 'info',
+    });
+  });
+
+  it('takes the values it is given', () => {
+    const config = parseConfig(configSchema, {
+      ...required,
+      PORT: '5002',
+      MONGO_DB: 'other',
+      KAFKA_GROUP_ID: 'projects-blue',
+    });
+
+    expect(config).toMatchObject({
+      PORT: 5002,
+      MONGO_DB: 'other',
+      KAFKA_GROUP_ID: 'projects-blue',
+    });
+  });
+
+  it.each([
+    ['the internal secret is short', { INTERNAL_SECRET: 'short' }],
+    ['the Mongo URL is not one', { MONGO_URL: 'http://127.0.0.1' }],
+    ['no broker is given', { KAFKA_BROKERS: ' , ' }],
+    ['the port is not a number', { PORT: 'eighty' }],
+  ])('refuses to start when %s', (_case, override) => {
+    expect(() => parseConfig(configSchema, { ...required, ...override })).toThrow();
+  });
+});
