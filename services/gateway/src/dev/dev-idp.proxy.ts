@@ -11,8 +11,11 @@ export const DEV_PREFIX = '/dev';
  */
 export function devIdpProxy(target: string, logger: Logger): Router {
   const router = Router();
-  // The page's relative links need the trailing slash.
-  router.get(DEV_PREFIX, (_req, res) => res.redirect(308, `${DEV_PREFIX}/`));
+  // The page's relative links need the trailing slash (the route also matches /dev/ itself).
+  router.get(DEV_PREFIX, (req, res, next) => {
+    if (req.path !== DEV_PREFIX) return next();
+    res.redirect(308, `${DEV_PREFIX}/`);
+  });
   router.use(
     createProxyMiddleware({
       target,

@@ -30,7 +30,9 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     expect(attributes[0]).toMatch(/^platform\.sid=s%3A[\w-]+\.[\w%+/=-]+$/);
     expect(attributes).toEqual(expect.arrayContaining(['Path=/', 'HttpOnly', 'SameSite=Lax']));
     expect(attributes.some((a) => a.toLowerCase() === 'secure')).toBe(false);
-    const expires = Date.parse(attributes.find((a) => a.startsWith('Expires='))!.slice('Expires='.length));
+    const expires = Date.parse(
+      attributes.find((a) => a.startsWith('Expires='))!.slice('Expires='.length),
+    );
     expect(Math.abs(expires - (Date.now() + 7 * DAY_MS))).toBeLessThan(60_000);
   });
 
@@ -61,7 +63,10 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     const [received, ...more] = gateway.stubs.auth.received.slice(before);
     expect(more).toHaveLength(0);
     expect(received).toMatchObject({ method: 'POST', path: LOGIN_PATH, accountId: null });
-    expect(JSON.parse(received!.body)).toEqual({ credential: GOOD_CREDENTIAL, csrfToken: 'csrf-2' });
+    expect(JSON.parse(received!.body)).toEqual({
+      credential: GOOD_CREDENTIAL,
+      csrfToken: 'csrf-2',
+    });
     expect(received!.headers.cookie).toBe('g_csrf_token=csrf-2');
     expect(received!.headers['x-request-id']).toBe('login-request-1');
     expect(received!.headers['x-platform-identity']).toBeUndefined();
@@ -70,10 +75,16 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
   it('passes a refused credential through unchanged and creates no session', async () => {
     const sessionsBefore = await gateway.keys('sess:*');
 
-    const response = await postLogin({ credential: 'stolen', csrfToken: 'csrf-3' }, 'g_csrf_token=csrf-3');
+    const response = await postLogin(
+      { credential: 'stolen', csrfToken: 'csrf-3' },
+      'g_csrf_token=csrf-3',
+    );
 
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({ error: 'UNAUTHORIZED', message: 'Invalid credential: login is required.' });
+    expect(response.body).toEqual({
+      error: 'UNAUTHORIZED',
+      message: 'Invalid credential: login is required.',
+    });
     expect(response.headers.getSetCookie()).toEqual([]);
     expect(await gateway.keys('sess:*')).toEqual(sessionsBefore);
   });
@@ -81,10 +92,16 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
   it('passes a CSRF failure through as 403 and creates no session', async () => {
     const sessionsBefore = await gateway.keys('sess:*');
 
-    const response = await postLogin({ credential: GOOD_CREDENTIAL, csrfToken: 'csrf-4' }, 'g_csrf_token=other');
+    const response = await postLogin(
+      { credential: GOOD_CREDENTIAL, csrfToken: 'csrf-4' },
+      'g_csrf_token=other',
+    );
 
     expect(response.status).toBe(403);
-    expect(response.body).toEqual({ error: 'CSRF_FAILED', message: 'The CSRF token does not match.' });
+    expect(response.body).toEqual({
+      error: 'CSRF_FAILED',
+      message: 'The CSRF token does not match.',
+    });
     expect(response.headers.getSetCookie()).toEqual([]);
     expect(await gateway.keys('sess:*')).toEqual(sessionsBefore);
   });

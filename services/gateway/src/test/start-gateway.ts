@@ -52,7 +52,9 @@ export interface LoggedIn {
 }
 
 /** The session cookie pair and the session id it carries (`s:<id>.<signature>`). */
-export function sessionCookieOf(response: { headers: Headers }): { cookie: string; sessionId: string } | null {
+export function sessionCookieOf(response: {
+  headers: Headers;
+}): { cookie: string; sessionId: string } | null {
   const setCookie = response.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
   if (!setCookie) return null;
   const cookie = setCookie.split(';')[0]!;
@@ -66,13 +68,18 @@ export function sessionCookieOf(response: { headers: Headers }): { cookie: strin
  */
 export async function startGateway(
   env: Record<string, string> = {},
-  options: { redisUrl?: string } = {},
+  options: { redisUrl?: string; openApiFile?: string } = {},
 ): Promise<TestGateway> {
   const logger = testLogger('gateway');
   const [auth, projects, deployments, webhooks] = await Promise.all(
     ['auth', 'projects', 'deployments', 'webhooks'].map(startStubService),
   );
-  const stubs = { auth: auth!, projects: projects!, deployments: deployments!, webhooks: webhooks! };
+  const stubs = {
+    auth: auth!,
+    projects: projects!,
+    deployments: deployments!,
+    webhooks: webhooks!,
+  };
   const prefix = `${uniqueName('gw')}:`;
   const config = parseConfig(gatewayEnv, {
     NODE_ENV: 'test',
@@ -97,7 +104,7 @@ export async function startGateway(
     logger,
     metrics: createMetrics('gateway'),
     upstreamAgent,
-    openApiFile: join(__dirname, 'no-such-openapi.json'),
+    openApiFile: options.openApiFile ?? join(__dirname, 'no-such-openapi.json'),
   });
   const server = await startTestServer(app);
 

@@ -20,7 +20,11 @@ export interface StubService {
 }
 
 export const GOOD_CREDENTIAL = 'good-credential';
-export const STUB_ACCOUNT = { id: '65f000000000000000000001', email: 'ada@example.com', name: 'Ada' };
+export const STUB_ACCOUNT = {
+  id: '65f000000000000000000001',
+  email: 'ada@example.com',
+  name: 'Ada',
+};
 
 /** Paths the stubs answer specially, to see how the gateway passes answers through. */
 export const STUB_PATHS = {
@@ -42,7 +46,9 @@ function stubLogin(req: Request, res: Response) {
     return;
   }
   if (body.credential !== GOOD_CREDENTIAL) {
-    res.status(401).json({ error: 'UNAUTHORIZED', message: 'Invalid credential: login is required.' });
+    res
+      .status(401)
+      .json({ error: 'UNAUTHORIZED', message: 'Invalid credential: login is required.' });
     return;
   }
   res.json(STUB_ACCOUNT);

@@ -1,0 +1,251 @@
+import { request as httpRequest } from 'node:http';
+import { signIdentity, verifyIdentity } from '@platform/shared';
+import { TEST_INTERNAL_SECRET, startTestServer } from '@platform/shared/testing';
+import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
+import { STUB_ACCOUNT, STUB_PATHS, type StubService } from '../test/stubs';
+
+describe('proxying /api to the services', () => {
+  let gateway: TestGateway;
+  let session: LoggedIn;
+
+  beforeAll(async () => {
+    gateway = await startGateway({
+      ALLOWED_ORIGINS: 'http://localhost:8080,https://app.example.com',
+    });
+    session = await gateway.logIn();
+  });
+  afterAll(() => gateway.close());
+
+  /** Sends a request with the session and returns the answer and what `stub` received for it. */
+  async function through(
+    stub: StubService,
+    path: string,
+    init: Parameters<TestGateway['request']>[1] = {},
+  ) {
+    const before = stub.received.length;
+    const response = await gateway.request(path, { cookie: session.cookie, ...init });
+    return { response, received: stub.received.slice(before) };
+  }
+
+  it.each([
+    ['GET', '/api/accounts/me', 'auth'],
+    ['GET', '/api/projects', 'projects'],
+    ['GET', '/api/projects?limit=2&cursor=abc', 'projects'],
+    ['PATCH', '/api/projects/p1', 'projects'],
+    ['DELETE', '/api/projects/p1/services/s1', 'projects'],
+    ['GET', '/api/projects/p1/services/s1/deployments', 'deployments'],
+    ['POST', '/api/projects/p1/services/s1/deployments/d1/cancel', 'deployments'],
+    ['GET', '/api/projects/p1/webhooks', 'webhooks'],
+    ['POST', '/api/projects/p1/webhooks/w1/deliveries/x1/redeliver', 'webhooks'],
+  ] as const)('sends %s %s to %s with the path unchanged', async (method, path, upstream) => {
+    const { response, received } = await through(gateway.stubs[upstream], path, {
+      method,
+      body: method === 'GET' || method === 'DELETE' ? undefined : {},
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ service: upstream, method, path });
+    expect(received).toEqual([
+      expect.objectContaining({ method, path, accountId: STUB_ACCOUNT.id }),
+    ]);
+  });
+
+  it('replaces client identity, forwarding and cookie headers with a signed identity and the request id', async () => {
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      headers: {
+        'x-platform-identity': 'v1.forged.signature',
+        'x-forwarded-for': '10.0.0.1',
+        'x-forwarded-host': 'evil.example',
+        'x-forwarded-proto': 'https',
+        forwarded: 'for=10.0.0.1',
+        'x-request-id': 'trace-me-1',
+      },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toBe('trace-me-1');
+    const headers = received[0]!.headers;
+    expect(
+      Object.keys(headers).filter((h) => h.startsWith('x-forwarded-') || h === 'forwarded'),
+    ).toEqual([]);
+    expect(headers.cookie).toBeUndefined();
+    expect(headers['x-request-id']).toBe('trace-me-1');
+    expect(verifyIdentity(headers['x-platform-identity'] as string, TEST_INTERNAL_SECRET)).toBe(
+      STUB_ACCOUNT.id,
+    );
+  });
+
+  it('ignores an identity the client signed itself for another account', async () => {
+    const { received } = await through(gateway.stubs.projects, '/api/projects', {
+      headers: {
+        'x-platform-identity': signIdentity('65f0000000000000000000ff', TEST_INTERNAL_SECRET),
+      },
+    });
+
+    expect(received[0]!.accountId).toBe(STUB_ACCOUNT.id);
+  });
+
+  it('forwards a JSON body just under 100 KiB intact', async () => {
+    const body = { name: 'big', description: 'x'.repeat(100 * 1024 - 100) };
+
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method: 'POST',
+      body,
+    });
+
+    expect(response.status).toBe(200);
+    expect(JSON.parse(received[0]!.body)).toEqual(body);
+    expect(received[0]!.headers['content-length']).toBe(
+      String(Buffer.byteLength(received[0]!.body)),
+    );
+  });
+
+  it('answers 413 PAYLOAD_TOO_LARGE to a body over 100 KiB without reaching the service', async () => {
+    const body = { name: 'big', description: 'x'.repeat(100 * 1024 + 1) };
+
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method: 'POST',
+      body,
+    });
+
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ error: 'PAYLOAD_TOO_LARGE', message: expect.any(String) });
+    expect(received).toEqual([]);
+  });
+
+  it('answers 400 INVALID_REQUEST to a body that is not JSON', async () => {
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method: 'POST',
+      body: 'name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
+    expect(received).toEqual([]);
+  });
+
+  it('answers 400 INVALID_REQUEST to malformed JSON', async () => {
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method: 'POST',
+      body: '{"name":',
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
+    expect(received).toEqual([]);
+  });
+
+  it('answers 403 FORBIDDEN to a state-changing request from an origin that is not allowed', async () => {
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method: 'POST',
+      body: { name: 'x' },
+      headers: { origin: 'https://evil.example' },
+    });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ error: 'FORBIDDEN', message: expect.any(String) });
+    expect(received).toEqual([]);
+  });
+
+  it.each([
+    ['an allowed origin', { origin: 'https://app.example.com' }, 'POST'],
+    ['no Origin header', {}, 'POST'],
+    ['a read from any origin', { origin: 'https://evil.example' }, 'GET'],
+  ])('lets through a request with %s', async (_case, headers, method) => {
+    const { response, received } = await through(gateway.stubs.projects, '/api/projects', {
+      method,
+      headers,
+      body: method === 'POST' ? { name: 'x' } : undefined,
+    });
+
+    expect(response.status).toBe(200);
+    expect(received).toHaveLength(1);
+  });
+
+  it('passes a service error through unchanged', async () => {
+    const { response } = await through(gateway.stubs.projects, STUB_PATHS.conflict, {
+      method: 'POST',
+      body: {},
+    });
+
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({ error: 'CONFLICT', message: 'Name taken.' });
+    expect(response.headers.get('x-stub')).toBe('conflict');
+  });
+
+  /** A GET with the path exactly as given: fetch would normalise dot segments away. */
+  function rawGet(path: string): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        `${gateway.url}${path}`,
+        { headers: { cookie: session.cookie } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it.each([
+    '/api/unknown',
+    '/internal/projects/p1',
+    '/api/projects/p1/../../internal/projects/p1',
+    '/api/projects/p1/%2e%2e/%2E%2E/internal/projects/p1',
+    '/api/projects/p1%2F..%2F..%2Finternal',
+  ])('answers 404 NOT_FOUND to %s and routes it nowhere', async (path) => {
+    const total = () => Object.values(gateway.stubs).reduce((n, s) => n + s.received.length, 0);
+    const before = total();
+
+    const response = await rawGet(path);
+
+    expect(response).toEqual({
+      status: 404,
+      body: { error: 'NOT_FOUND', message: expect.any(String) },
+    });
+    expect(total()).toBe(before);
+  });
+});
+
+describe('proxying when a service does not answer', () => {
+  let gateway: TestGateway;
+  let session: LoggedIn;
+
+  beforeAll(async () => {
+    const gone = await startTestServer(() => undefined);
+    await gone.close();
+    gateway = await startGateway({ DEPLOYMENTS_URL: gone.url, UPSTREAM_TIMEOUT_MS: '300' });
+    session = await gateway.logIn();
+  });
+  afterAll(() => gateway.close());
+
+  it('answers 503 SERVICE_UNAVAILABLE as JSON when the service refuses connections', async () => {
+    const response = await gateway.request('/api/projects/p1/services/s1/deployments', {
+      cookie: session.cookie,
+    });
+
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.body).toEqual({
+      error: 'SERVICE_UNAVAILABLE',
+      message: expect.stringContaining('deployments'),
+    });
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE when the service takes longer than the upstream timeout', async () => {
+    const started = Date.now();
+
+    const response = await gateway.request(STUB_PATHS.hang, { cookie: session.cookie });
+
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({
+      error: 'SERVICE_UNAVAILABLE',
+      message: expect.stringContaining('projects'),
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});

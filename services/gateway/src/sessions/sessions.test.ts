@@ -1,0 +1,191 @@
+import { startGateway, type TestGateway } from '../test/start-gateway';
+import { STUB_ACCOUNT } from '../test/stubs';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+describe('sessions', () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway();
+  });
+  afterAll(() => gateway.close());
+
+  const expiresOf = (setCookie: string) => Date.parse(/Expires=([^;]+)/.exec(setCookie)![1]!);
+
+  describe('POST /api/accounts/logout', () => {
+    it('answers 204, deletes the session in Redis and clears the cookie', async () => {
+      const { cookie, sessionId } = await gateway.logIn();
+
+      const response = await gateway.request('/api/accounts/logout', { method: 'POST', cookie });
+
+      expect(response.status).toBe(204);
+      expect(response.body).toBeNull();
+      expect(await gateway.redis.exists(gateway.sessionKey(sessionId))).toBe(0);
+      const [cleared, ...others] = response.headers.getSetCookie();
+      expect(others).toEqual([]);
+      expect(cleared).toMatch(/^platform\.sid=;/);
+      expect(cleared).toMatch(/HttpOnly/);
+      expect(expiresOf(cleared!)).toBeLessThan(Date.now());
+    });
+
+    it('makes a replayed cookie of the ended session 401', async () => {
+      const { cookie } = await gateway.logIn();
+      await gateway.request('/api/accounts/logout', { method: 'POST', cookie });
+
+      const replay = await gateway.request('/api/projects', { cookie });
+
+      expect(replay.status).toBe(401);
+      expect(replay.body).toEqual({
+        error: 'UNAUTHORIZED',
+        message: expect.stringMatching(/login is required/i),
+      });
+    });
+
+    it('answers 401 without a session', async () => {
+      const response = await gateway.request('/api/accounts/logout', { method: 'POST' });
+
+      expect(response.status).toBe(401);
+      expect(response.body.error).toBe('UNAUTHORIZED');
+    });
+  });
+
+  it('answers 401 to a tampered session cookie and stores nothing for it', async () => {
+    const { cookie, sessionId } = await gateway.logIn();
+    const otherFirst = sessionId.startsWith('A') ? 'B' : 'A';
+    const tampered = cookie.replace(`s%3A${sessionId}`, `s%3A${otherFirst}${sessionId.slice(1)}`);
+    expect(tampered).not.toBe(cookie);
+    const sessionsBefore = await gateway.keys('sess:*');
+
+    const response = await gateway.request('/api/projects', { cookie: tampered });
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({
+      error: 'UNAUTHORIZED',
+      message: expect.stringMatching(/login is required/i),
+    });
+    expect(response.headers.getSetCookie()).toEqual([]);
+    expect((await gateway.keys('sess:*')).sort()).toEqual(sessionsBefore.sort());
+    expect(await gateway.redis.exists(gateway.sessionKey(sessionId))).toBe(1);
+  });
+
+  it('pushes the Redis TTL and the cookie expiry 7 days ahead on each request', async () => {
+    const { cookie, sessionId } = await gateway.logIn();
+    const key = gateway.sessionKey(sessionId);
+    await gateway.redis.pexpire(key, 60_000);
+
+    const response = await gateway.request('/api/projects', { cookie });
+
+    expect(response.status).toBe(200);
+    expect(await gateway.redis.pttl(key)).toBeGreaterThan(7 * DAY_MS - 60_000);
+    const [renewed] = response.headers.getSetCookie();
+    expect(renewed!.split(';')[0]).toBe(cookie);
+    expect(Math.abs(expiresOf(renewed!) - (Date.now() + 7 * DAY_MS))).toBeLessThan(60_000);
+  });
+
+  it('answers 401 once the session has expired in Redis', async () => {
+    const { cookie, sessionId } = await gateway.logIn();
+    await gateway.redis.del(gateway.sessionKey(sessionId));
+
+    const response = await gateway.request('/api/projects', { cookie });
+
+    expect(response.status).toBe(401);
+    expect(response.body.error).toBe('UNAUTHORIZED');
+  });
+
+  it('ends a session older than the absolute lifetime, however active, with 401', async () => {
+    const { cookie, sessionId } = await gateway.logIn();
+    const key = gateway.sessionKey(sessionId);
+    const session = JSON.parse((await gateway.redis.get(key))!);
+    await gateway.redis.set(
+      key,
+      JSON.stringify({ ...session, createdAt: Date.now() - 31 * DAY_MS }),
+      'KEEPTTL',
+    );
+
+    const response = await gateway.request('/api/projects', { cookie });
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({
+      error: 'UNAUTHORIZED',
+      message: expect.stringMatching(/login is required/i),
+    });
+    expect(await gateway.redis.exists(key)).toBe(0);
+    expect(expiresOf(response.headers.getSetCookie()[0]!)).toBeLessThan(Date.now());
+  });
+
+  it('keeps a session younger than the absolute lifetime', async () => {
+    const { cookie, sessionId } = await gateway.logIn();
+    const key = gateway.sessionKey(sessionId);
+    const session = JSON.parse((await gateway.redis.get(key))!);
+    await gateway.redis.set(
+      key,
+      JSON.stringify({ ...session, createdAt: Date.now() - 29 * DAY_MS }),
+      'KEEPTTL',
+    );
+
+    const response = await gateway.request('/api/projects', { cookie });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ service: 'projects', method: 'GET', path: '/api/projects' });
+  });
+
+  it('signs the identity of the session account for the service', async () => {
+    const { cookie } = await gateway.logIn();
+    const before = gateway.stubs.auth.received.length;
+
+    const response = await gateway.request('/api/accounts/me', { cookie });
+
+    expect(response.status).toBe(200);
+    expect(gateway.stubs.auth.received.slice(before)).toEqual([
+      expect.objectContaining({
+        method: 'GET',
+        path: '/api/accounts/me',
+        accountId: STUB_ACCOUNT.id,
+      }),
+    ]);
+  });
+
+  describe('without a session', () => {
+    const routes: [string, string][] = [
+      ['GET', '/api/accounts/me'],
+      ['POST', '/api/accounts/logout'],
+      ['GET', '/api/projects'],
+      ['POST', '/api/projects'],
+      ['GET', '/api/projects/p1'],
+      ['PATCH', '/api/projects/p1'],
+      ['DELETE', '/api/projects/p1'],
+      ['GET', '/api/projects/p1/services'],
+      ['POST', '/api/projects/p1/services'],
+      ['GET', '/api/projects/p1/services/s1/deployments'],
+      ['POST', '/api/projects/p1/services/s1/deployments'],
+      ['GET', '/api/projects/p1/services/s1/deployments/d1'],
+      ['POST', '/api/projects/p1/services/s1/deployments/d1/cancel'],
+      ['GET', '/api/projects/p1/webhooks'],
+      ['POST', '/api/projects/p1/webhooks/w1/test'],
+      ['GET', '/api/not-a-route'],
+    ];
+
+    it.each(routes)(
+      'answers %s %s with 401 and the contract body, reaching no service',
+      async (method, path) => {
+        const received = () =>
+          Object.values(gateway.stubs).reduce((n, stub) => n + stub.received.length, 0);
+        const before = received();
+
+        const response = await gateway.request(path, {
+          method,
+          body: method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined,
+        });
+
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({
+          error: 'UNAUTHORIZED',
+          message: expect.stringMatching(/login is required/i),
+        });
+        expect(Object.keys(response.body)).toEqual(['error', 'message']);
+        expect(received()).toBe(before);
+      },
+    );
+  });
+});
