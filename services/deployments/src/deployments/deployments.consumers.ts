@@ -16,6 +16,8 @@ export interface CleanupConsumerOptions {
   groupId: string;
   logger: Logger;
   service: DeploymentsService;
+  /** Where a new group starts; default true, so no deletion is ever missed. */
+  fromBeginning?: boolean;
 }
 
 /**
@@ -31,6 +33,7 @@ export function startCleanupConsumer(options: CleanupConsumerOptions): Promise<E
     topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
     logger: options.logger,
     processed: mongoProcessedEvents(options.connection, options.groupId),
+    fromBeginning: options.fromBeginning,
     handle: async (event: PlatformEvent) => {
       if (event.type === 'project.deleted') {
         const removed = await options.service.removeProjectDeployments(

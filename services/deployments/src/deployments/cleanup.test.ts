@@ -1,0 +1,166 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  TOPICS,
+  createProducer,
+  ensureTopics,
+  newEvent,
+  type EventConsumer,
+  type PlatformEvent,
+  type ProjectDeletedEvent,
+  type ServiceDeletedEvent,
+} from '@platform/shared';
+import { testLogger, uniqueName, waitFor } from '@platform/shared/testing';
+import type { Producer } from 'kafkajs';
+import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
+import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { buildService, type OwnedService } from '../test/projects-stub';
+import { startCleanupConsumer } from './deployments.consumers';
+
+let h: Harness;
+let consumer: EventConsumer;
+let producer: Producer;
+let pidDir: string;
+let groupId: string;
+const leftovers: number[] = [];
+
+beforeAll(async () => {
+  pidDir = await mkdtemp(path.join(tmpdir(), 'cleanup-test-'));
+  h = await startHarness({
+    pipeline: {
+      buildCommand: `case "$COMMIT_MESSAGE" in slow*) ${LONG_STEP} ;; *) echo built ;; esac`,
+      commandEnv: { ...testPipelineOptions().commandEnv, PID_DIR: pidDir },
+    },
+  });
+  await ensureTopics(h.kafka);
+  groupId = uniqueName('deployments-cleanup-test');
+  consumer = await startCleanupConsumer({
+    kafka: h.kafka,
+    connection: h.connection,
+    groupId,
+    logger: testLogger(),
+    service: h.service,
+    // This file's group is new: events of other test files before it started are not its business.
+    fromBeginning: false,
+  });
+  producer = createProducer(h.kafka);
+  await producer.connect();
+}, 60_000);
+
+afterAll(async () => {
+  killQuietly(leftovers);
+  await producer?.disconnect();
+  await consumer?.stop();
+  await h?.close();
+  await rm(pidDir, { recursive: true, force: true });
+});
+
+async function publish(topic: string, key: string, event: PlatformEvent) {
+  await producer.send({ topic, messages: [{ key, value: JSON.stringify(event) }] });
+}
+
+const projectDeleted = (s: OwnedService) =>
+  newEvent<ProjectDeletedEvent>({
+    type: 'project.deleted',
+    accountId: s.accountId,
+    projectId: s.projectId,
+  });
+
+const serviceDeleted = (s: OwnedService) =>
+  newEvent<ServiceDeletedEvent>({
+    type: 'service.deleted',
+    accountId: s.accountId,
+    projectId: s.projectId,
+    serviceId: s.serviceId,
+  });
+
+async function deploymentsOf(s: OwnedService) {
+  return h.models.deployments.countDocuments({ serviceId: s.serviceId });
+}
+
+describe('project.deleted and service.deleted', () => {
+  it('removes every deployment of a deleted project and nothing of other projects', async () => {
+    const api = h.projects.addService();
+    const web = h.projects.addService({ ...api, serviceId: buildService().serviceId });
+    const otherProject = h.projects.addService(buildService({ accountId: api.accountId }));
+    for (const s of [api, api, web, otherProject]) {
+      expect((await h.api.trigger(s, { commitHash: newCommitHash() })).status).toBe(201);
+    }
+
+    await publish(TOPICS.projectDeleted, api.projectId, projectDeleted(api));
+
+    await waitFor(async () => (await deploymentsOf(api)) + (await deploymentsOf(web)) === 0, {
+      what: 'the project’s deployments to go',
+    });
+    expect(await deploymentsOf(otherProject)).toBe(1);
+  });
+
+  it('removes the deployments of a deleted service and keeps its siblings’', async () => {
+    const doomed = h.projects.addService();
+    const sibling = h.projects.addService({ ...doomed, serviceId: buildService().serviceId });
+    await h.api.trigger(doomed, { commitHash: newCommitHash() });
+    await h.api.trigger(sibling, { commitHash: newCommitHash() });
+
+    await publish(TOPICS.serviceDeleted, doomed.serviceId, serviceDeleted(doomed));
+
+    await waitFor(async () => (await deploymentsOf(doomed)) === 0, {
+      what: 'the service’s deployments to go',
+    });
+    expect(await deploymentsOf(sibling)).toBe(1);
+  });
+
+  it('handles a redelivered event once and a repeat of the deletion harmlessly', async () => {
+    const service = h.projects.addService();
+    await h.api.trigger(service, { commitHash: newCommitHash() });
+    const event = projectDeleted(service);
+    await publish(TOPICS.projectDeleted, service.projectId, event);
+    await waitFor(async () => (await deploymentsOf(service)) === 0, {
+      what: 'the deployments to go',
+    });
+    // Handled once per eventId: a redelivery is skipped, so this stand-in deployment of the same
+    // project (the real API answers 404 there by now) is left alone.
+    const later = h.projects.addService({ ...service, serviceId: buildService().serviceId });
+    const kept = await h.api.trigger(later, { commitHash: newCommitHash() });
+    const marker = h.projects.addService();
+    const markerDeployment = await h.api.trigger(marker, { commitHash: newCommitHash() });
+
+    await publish(TOPICS.projectDeleted, service.projectId, event);
+    await publish(TOPICS.projectDeleted, marker.projectId, projectDeleted(marker));
+    await waitFor(async () => (await h.document(markerDeployment.body.id)) === null, {
+      what: 'the marker event to be handled',
+    });
+
+    expect(await h.document(kept.body.id)).not.toBeNull();
+    const processed = await h.connection
+      .collection('processed_events')
+      .countDocuments({ _id: `${groupId}:${event.eventId}` as any });
+    expect(processed).toBe(1);
+  });
+
+  it('stops the running build of a deployment whose project was deleted', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, {
+      commitHash: newCommitHash(),
+      commitMessage: 'slow build',
+    });
+    const pids = await pidsWrittenBy(pidDir, created.body.id);
+    leftovers.push(...pids);
+
+    await publish(TOPICS.projectDeleted, service.projectId, projectDeleted(service));
+
+    await waitFor(async () => (await h.document(created.body.id)) === null, {
+      what: 'the deployment to go',
+    });
+    await waitFor(
+      async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
+      {
+        timeoutMs: 5_000,
+        what: 'the build to stop',
+      },
+    );
+    // The worker wrote nothing back: the document stays gone.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await h.document(created.body.id)).toBeNull();
+  });
+});

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  TOPICS,
+  startEventConsumer,
+  type DeploymentStatusChangedEvent,
+  type EventConsumer,
+} from '@platform/shared';
+import { INFRA_SCRIPT, testLogger, uniqueName, waitFor } from '@platform/shared/testing';
+import { startHarness, newCommitHash, type Harness } from '../test/harness';
+
+// Stops the shared Kafka for a while: kept to one short test, and Kafka is always started again.
+const run = promisify(execFile);
+const infra = (command: 'start' | 'stop') =>
+  run('bash', [INFRA_SCRIPT, command, 'kafka'], { timeout: 120_000 });
+
+let h: Harness;
+let kafkaStopped = false;
+let consumer: EventConsumer | undefined;
+
+beforeAll(async () => {
+  h = await startHarness({ relay: true, pipeline: {} });
+}, 60_000);
+
+afterAll(async () => {
+  if (kafkaStopped) await infra('start');
+  await consumer?.stop();
+  await h?.close();
+}, 150_000);
+
+describe('status events while Kafka is down', () => {
+  it('keeps them in the outbox and publishes all of them, in order, once Kafka is back', async () => {
+    const service = h.projects.addService();
+    kafkaStopped = true;
+    await infra('stop');
+
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const id = created.body.id;
+    await h.waitForStatus(service, id, 'DEPLOYED');
+    const pending = await h.document(id);
+    expect(pending!.outboxPending).toBe(true);
+    expect(pending!.outbox.map((e) => (e.payload as DeploymentStatusChangedEvent).status)).toEqual([
+      'BUILDING',
+      'DEPLOYING',
+      'DEPLOYED',
+    ]);
+
+    await infra('start');
+    kafkaStopped = false;
+
+    // From the beginning of the topic: the relay may publish before any new consumer is reading.
+    const received: DeploymentStatusChangedEvent[] = [];
+    const seen = new Set<string>();
+    consumer = await startEventConsumer({
+      kafka: h.kafka,
+      groupId: uniqueName('deployments-outage-test'),
+      topics: [TOPICS.deploymentStatusChanged],
+      logger: testLogger(),
+      fromBeginning: true,
+      processed: {
+        has: async (eventId) => seen.has(eventId),
+        add: async (eventId) => void seen.add(eventId),
+      },
+      handle: async (event) => {
+        if (event.type === 'deployment.status_changed' && event.deploymentId === id)
+          received.push(event);
+      },
+    });
+    await waitFor(() => received.length >= 3, {
+      timeoutMs: 30_000,
+      what: 'the three status events',
+    });
+
+    expect(received.map((e) => [e.previousStatus, e.status])).toEqual([
+      [null, 'BUILDING'],
+      ['BUILDING', 'DEPLOYING'],
+      ['DEPLOYING', 'DEPLOYED'],
+    ]);
+    expect(received.map((e) => e.eventId)).toEqual(pending!.outbox.map((e) => e.eventId));
+    const drained = await waitFor(async () => {
+      const d = await h.document(id);
+      return d && !d.outboxPending ? d : null;
+    });
+    expect(drained.outbox).toEqual([]);
+  }, 150_000);
+});

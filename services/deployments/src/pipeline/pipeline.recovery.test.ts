@@ -1,0 +1,195 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connectMongo, type DeploymentStatusChangedEvent } from '@platform/shared';
+import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
+import { deploymentModels } from '../deployments/deployments.model';
+import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
+import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { PipelineWorker } from './pipeline.worker';
+
+let h: Harness;
+let pidDir: string;
+const leftovers: number[] = [];
+const LEASE_MS = 1_500;
+
+beforeAll(async () => {
+  h = await startHarness();
+  pidDir = await mkdtemp(path.join(tmpdir(), 'recovery-test-'));
+});
+afterAll(async () => {
+  killQuietly(leftovers);
+  await h.close();
+  await rm(pidDir, { recursive: true, force: true });
+});
+
+const commandEnv = () => ({ ...testPipelineOptions().commandEnv, PID_DIR: pidDir });
+
+async function statusesQueued(id: string) {
+  const doc = await h.document(id);
+  return doc!.outbox.map((e) => {
+    const event = e.payload as DeploymentStatusChangedEvent;
+    return `${event.previousStatus ?? '-'}>${event.status}`;
+  });
+}
+
+describe('a pipeline worker that stops without finishing', () => {
+  it('loses its lease, and another worker runs the build again from the start to DEPLOYED', async () => {
+    // Worker A has its own connection, like a process of its own; closing it cuts A off from the
+    // database mid-build, so it can neither renew its lease nor finish: a dead worker to the others.
+    const { mongoUrl } = testInfraUrls();
+    const connectionA = await connectMongo({
+      url: mongoUrl,
+      dbName: h.connection.name,
+      logger: testLogger(),
+    });
+    const workerA = new PipelineWorker({
+      ...testPipelineOptions(),
+      deployments: deploymentModels(connectionA).deployments,
+      logger: testLogger(),
+      onEventQueued: () => undefined,
+      buildCommand: LONG_STEP,
+      commandEnv: commandEnv(),
+      leaseMs: LEASE_MS,
+    });
+    const workerB = h.newWorker({
+      buildCommand: 'echo "rebuilt $DEPLOYMENT_ID"',
+      leaseMs: LEASE_MS,
+    });
+    workerA.start();
+    try {
+      const service = h.projects.addService();
+      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+      const id = created.body.id;
+      const pids = await pidsWrittenBy(pidDir, id);
+      leftovers.push(...pids);
+      await waitFor(async () => (await h.document(id))?.logs.includes('long step of'), {
+        what: 'A’s output in the logs',
+      });
+      expect((await h.document(id))!.leaseOwner).toBe(workerA.workerId);
+
+      await connectionA.close(true);
+      workerB.start();
+
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 20_000);
+      expect(deployed.logs).toContain(`long step of ${id} started`);
+      expect(deployed.logs).toContain(
+        '--- Attempt 2: the pipeline worker running this deployment stopped responding. ---',
+      );
+      expect(deployed.logs).toContain(`rebuilt ${id}`);
+      expect(deployed.logs.indexOf('long step of')).toBeLessThan(
+        deployed.logs.indexOf(`rebuilt ${id}`),
+      );
+      const doc = await h.document(id);
+      expect(doc).toMatchObject({ attempts: 2, leaseOwner: null });
+      expect(await statusesQueued(id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
+      ]);
+      // A, cut off, stopped its own build once its lease had run out.
+      for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
+    } finally {
+      await workerB.stop();
+      await workerA.stop();
+    }
+  });
+
+  it('runs again only the deploy step of a deployment abandoned while DEPLOYING', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const id = created.body.id;
+    // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
+    await h.models.deployments.updateOne(
+      { _id: id },
+      {
+        $set: {
+          status: 'DEPLOYING',
+          logs: '==> build step started\nbuilt\n==> build step finished in 0.1 s\n==> deploy step started\n',
+          leaseOwner: 'a-worker-that-was-killed',
+          leaseUntil: new Date(Date.now() + 500),
+          attempts: 1,
+        },
+      },
+    );
+    const worker = h.newWorker({
+      buildCommand: 'echo build-ran-again',
+      deployCommand: 'echo "deployed $COMMIT_HASH"',
+    });
+    worker.start();
+    try {
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+
+      expect(deployed.logs).not.toContain('build-ran-again');
+      expect(deployed.logs).toContain(`deployed ${created.body.commitHash}`);
+      expect(deployed.logs).toContain('--- Attempt 2');
+      expect((await h.document(id))!.attempts).toBe(2);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('fails a deployment whose workers disappeared on every one of its attempts', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const id = created.body.id;
+    await h.models.deployments.updateOne(
+      { _id: id },
+      {
+        $set: {
+          leaseOwner: 'a-worker-that-was-killed',
+          leaseUntil: new Date(Date.now() - 1),
+          attempts: 3,
+        },
+      },
+    );
+    const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
+    worker.start();
+    try {
+      const failed = await h.waitForStatus(service, id, 'FAILED');
+
+      expect(failed.logs).toContain('Gave up after 3 attempts.');
+      expect(failed.logs).not.toContain('build-ran');
+      expect(await statusesQueued(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('a pipeline worker shutting down', () => {
+  it('stops its running step and hands the deployment back for another worker to run at once', async () => {
+    const workerA = h.newWorker({
+      buildCommand: LONG_STEP,
+      commandEnv: commandEnv(),
+      leaseMs: 60_000,
+    });
+    workerA.start();
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const id = created.body.id;
+    const pids = await pidsWrittenBy(pidDir, id);
+    leftovers.push(...pids);
+
+    await workerA.stop();
+
+    for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
+    const released = await h.document(id);
+    expect(released).toMatchObject({ status: 'BUILDING', leaseOwner: null, attempts: 0 });
+    expect(released!.leaseUntil.getTime()).toBe(0);
+    expect(released!.logs).toContain(
+      'The pipeline worker is shutting down: the build step will run again.',
+    );
+
+    // The 60 s lease is not waited for: the deployment was given back.
+    const workerB = h.newWorker({ buildCommand: 'echo "built by B"' });
+    workerB.start();
+    try {
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 5_000);
+      expect(deployed.logs).toContain('built by B');
+      expect((await h.document(id))!.attempts).toBe(1);
+    } finally {
+      await workerB.stop();
+    }
+  });
+});
