@@ -1,5 +1,5 @@
-// Stops the shared Kafka server for a moment: kept in a file of its own, and Kafka is always
-// started again before the file ends.
+// Stops the shared Kafka server for a moment: a `.fault.test.ts`, so `npm test` runs it alone,
+// after the other suites; Kafka is always started again before the file ends.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Kafka } from 'kafkajs';
