@@ -23,6 +23,7 @@ describe('gateway config', () => {
       PUBLIC_URL: 'http://localhost:8080',
       ALLOWED_ORIGINS: ['http://localhost:8080'],
       RATE_LIMIT_PER_MINUTE: 600,
+      IP_RATE_LIMIT_PER_MINUTE: 1200,
       LOGIN_RATE_LIMIT_PER_MINUTE: 20,
     });
     expect(config.DEV_IDP_URL).toBeUndefined();
@@ -33,6 +34,20 @@ describe('gateway config', () => {
     expect(parseConfig(gatewayEnv, { ...required, PORT: '9000', GATEWAY_PORT: '9001' }).PORT).toBe(
       9001,
     );
+  });
+
+  it('raises the per-IP limit with the per-session one unless it is set', () => {
+    expect(
+      parseConfig(gatewayEnv, { ...required, RATE_LIMIT_PER_MINUTE: '5000' })
+        .IP_RATE_LIMIT_PER_MINUTE,
+    ).toBe(10_000);
+    expect(
+      parseConfig(gatewayEnv, {
+        ...required,
+        RATE_LIMIT_PER_MINUTE: '5000',
+        IP_RATE_LIMIT_PER_MINUTE: '7',
+      }).IP_RATE_LIMIT_PER_MINUTE,
+    ).toBe(7);
   });
 
   it('allows the public origin by default and normalises listed origins', () => {

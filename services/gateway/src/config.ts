@@ -64,19 +64,23 @@ export const gatewayEnv = baseEnv
     DEV_IDP_URL: serviceUrl.optional(),
     /** Requests per minute per session. */
     RATE_LIMIT_PER_MINUTE: count(600),
-    /** Requests per minute per client IP, sessions or not. */
-    IP_RATE_LIMIT_PER_MINUTE: count(1200),
+    /** Requests per minute per client IP, sessions or not; default twice RATE_LIMIT_PER_MINUTE. */
+    IP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
     /** Login attempts per minute per client IP. */
     LOGIN_RATE_LIMIT_PER_MINUTE: count(20),
     /** How long an upstream service may take to answer before the request is 503. */
     UPSTREAM_TIMEOUT_MS: count(30_000),
   })
-  .transform(({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, ...env }) => ({
-    ...env,
-    PORT: GATEWAY_PORT ?? PORT ?? 8080,
-    ALLOWED_ORIGINS: ALLOWED_ORIGINS ?? [env.PUBLIC_URL],
-    COOKIE_SECURE: COOKIE_SECURE || env.NODE_ENV === 'production',
-    DEV_IDP_URL: env.NODE_ENV === 'production' ? undefined : env.DEV_IDP_URL,
-  }));
+  .transform(
+    ({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, IP_RATE_LIMIT_PER_MINUTE, ...env }) => ({
+      ...env,
+      PORT: GATEWAY_PORT ?? PORT ?? 8080,
+      // One address may carry several people's sessions (NAT); one knob raises both limits.
+      IP_RATE_LIMIT_PER_MINUTE: IP_RATE_LIMIT_PER_MINUTE ?? 2 * env.RATE_LIMIT_PER_MINUTE,
+      ALLOWED_ORIGINS: ALLOWED_ORIGINS ?? [env.PUBLIC_URL],
+      COOKIE_SECURE: COOKIE_SECURE || env.NODE_ENV === 'production',
+      DEV_IDP_URL: env.NODE_ENV === 'production' ? undefined : env.DEV_IDP_URL,
+    }),
+  );
 
 export type GatewayConfig = z.infer<typeof gatewayEnv>;

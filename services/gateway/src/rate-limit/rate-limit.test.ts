@@ -15,7 +15,10 @@ describe('rate limits', () => {
     let gateway: TestGateway;
 
     beforeAll(async () => {
-      gateway = await startGateway({ RATE_LIMIT_PER_MINUTE: '3' });
+      gateway = await startGateway({
+        RATE_LIMIT_PER_MINUTE: '3',
+        IP_RATE_LIMIT_PER_MINUTE: '1000',
+      });
     });
     afterAll(() => gateway.close());
 
