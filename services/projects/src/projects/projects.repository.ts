@@ -30,9 +30,11 @@ interface StoredProject {
   name: string;
   description?: string | null;
   createdAt: Date;
+  deletedAt?: Date | null;
 }
 
 const PROJECT_FIELDS = { accountId: 1, name: 1, description: 1, createdAt: 1 } as const;
+const LOOKUP_FIELDS = { ...PROJECT_FIELDS, deletedAt: 1 } as const;
 
 const toProject = (doc: StoredProject): Project => ({
   id: doc._id.toHexString(),
@@ -63,17 +65,22 @@ export function createProjectsRepository(model: ProjectModel) {
     },
 
     async findLive(accountId: string, id: Types.ObjectId): Promise<Project | null> {
-      const doc = await model.findOne(live(accountId, id), PROJECT_FIELDS).lean<StoredProject>();
-      return doc ? toProject(doc) : null;
+      // By _id alone, ownership and the mark checked here: FerretDB pushes down only a filter on
+      // _id and scans the whole collection for anything more. This backs every nested route and
+      // the internal endpoint, so it must stay fast.
+      const doc = await model.findById(id, LOOKUP_FIELDS).lean<StoredProject>();
+      return doc && doc.accountId === accountId && doc.deletedAt == null ? toProject(doc) : null;
     },
 
     async existsLive(accountId: string, id: Types.ObjectId): Promise<boolean> {
-      return (await model.countDocuments(live(accountId, id), { limit: 1 })) > 0;
+      const doc = await model.findById(id, { accountId: 1, deletedAt: 1 }).lean<StoredProject>();
+      return doc !== null && doc.accountId === accountId && doc.deletedAt == null;
     },
 
     /** Whoever owns it: for the cascade, which acts on events rather than on a caller's behalf. */
     async isLive(id: Types.ObjectId): Promise<boolean> {
-      return (await model.countDocuments({ _id: id, deletedAt: null }, { limit: 1 })) > 0;
+      const doc = await model.findById(id, { deletedAt: 1 }).lean<StoredProject>();
+      return doc !== null && doc.deletedAt == null;
     },
 
     async countLive(accountId: string): Promise<number> {

@@ -30,9 +30,11 @@ interface StoredService {
   projectId: Types.ObjectId;
   name: string;
   createdAt: Date;
+  deletedAt?: Date | null;
 }
 
 const SERVICE_FIELDS = { accountId: 1, projectId: 1, name: 1, createdAt: 1 } as const;
+const LOOKUP_FIELDS = { ...SERVICE_FIELDS, deletedAt: 1 } as const;
 
 const toService = (doc: StoredService): Service => ({
   id: doc._id.toHexString(),
@@ -62,8 +64,12 @@ export function createServicesRepository(model: ServiceModel) {
     },
 
     async findLive(projectId: Types.ObjectId, id: Types.ObjectId): Promise<Service | null> {
-      const doc = await model.findOne(live(projectId, id), SERVICE_FIELDS).lean<StoredService>();
-      return doc ? toService(doc) : null;
+      // By _id alone, the rest checked here: FerretDB pushes down only a filter on _id and scans
+      // the collection for anything more; deployments call this through the internal endpoint.
+      const doc = await model.findById(id, LOOKUP_FIELDS).lean<StoredService>();
+      return doc && doc.projectId.equals(projectId) && doc.deletedAt == null
+        ? toService(doc)
+        : null;
     },
 
     async countLive(projectId: Types.ObjectId): Promise<number> {
