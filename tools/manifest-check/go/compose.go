@@ -69,6 +69,7 @@ func checkCompose(file string, env []string) ComposeResult {
 
 	// The raw model, before interpolation, tells which variables have defaults.
 	raw, err := loader.LoadModelWithContext(ctx, details, func(o *loader.Options) {
+		o.SetProjectName(loader.NormalizeProjectName(filepath.Base(details.WorkingDir)), false)
 		o.SkipInterpolation = true
 		o.SkipValidation = true
 		o.SkipNormalization = true
@@ -100,6 +101,8 @@ func checkCompose(file string, env []string) ComposeResult {
 
 	project, err := loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		o.Profiles = []string{"*"}
+		// As `docker compose` does: a top-level name wins, else the directory's name.
+		o.SetProjectName(loader.NormalizeProjectName(filepath.Base(details.WorkingDir)), false)
 	})
 	if err != nil {
 		result.Problems = append(result.Problems, Problem{Message: "docker compose would reject it: " + err.Error()})

@@ -1,0 +1,6 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  ...require('../../jest.preset.js'),
+  displayName: 'manifests',
+  rootDir: __dirname,
+};

@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  CHECKER_BUILD_TIMEOUT_MS,
+  describeProblems,
+  loadCompose,
+  manifestChecker,
+  renderKustomization,
+} from './checker';
+
+/** A small valid Deployment, to break one thing at a time. */
+function deployment(): any {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'demo', labels: { app: 'demo' } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'demo' } },
+      template: {
+        metadata: { labels: { app: 'demo' } },
+        spec: { containers: [{ name: 'demo', image: 'example/demo:1.0.0' }] },
+      },
+    },
+  };
+}
+
+let workDir: string;
+
+/** Writes a kustomization of `objects` into a temporary directory and renders it. */
+async function renderObjects(objects: unknown[], kustomization: Record<string, unknown> = {}) {
+  const dir = fs.mkdtempSync(path.join(workDir, 'kustomization-'));
+  const resources = objects.map((object, i) => {
+    // JSON is YAML: no YAML library needed to write manifests.
+    fs.writeFileSync(path.join(dir, `object-${i}.yaml`), JSON.stringify(object, null, 2));
+    return `object-${i}.yaml`;
+  });
+  fs.writeFileSync(
+    path.join(dir, 'kustomization.yaml'),
+    JSON.stringify({ namespace: 'demo', resources, ...kustomization }),
+  );
+  return renderKustomization(dir);
+}
+
+async function loadComposeText(text: string, env: Record<string, string> = {}) {
+  const file = path.join(fs.mkdtempSync(path.join(workDir, 'compose-')), 'compose.yaml');
+  fs.writeFileSync(file, text);
+  return loadCompose(file, env);
+}
+
+beforeAll(async () => {
+  await manifestChecker();
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'manifest-check-'));
+}, CHECKER_BUILD_TIMEOUT_MS);
+
+afterAll(() => {
+  fs.rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the Kubernetes checker', () => {
+  it('accepts a small valid Deployment', async () => {
+    const result = await renderObjects([deployment()]);
+    expect(describeProblems(result.problems)).toBe('');
+    expect(result.objects).toHaveLength(1);
+  });
+
+  it('rejects an unknown field (a misspelt replicas)', async () => {
+    const broken = deployment();
+    broken.spec.replica = 2;
+    const { problems } = await renderObjects([broken]);
+    expect(describeProblems(problems)).toMatch(/unknown field "spec.replica"/);
+  });
+
+  it('rejects a field of the wrong type', async () => {
+    const broken = deployment();
+    broken.spec.replicas = 'two';
+    const { problems } = await renderObjects([broken]);
+    expect(describeProblems(problems)).toMatch(/does not decode/);
+  });
+
+  it('rejects a Deployment whose selector does not match its pod labels', async () => {
+    const broken = deployment();
+    broken.spec.template.metadata.labels = { app: 'other' };
+    const { problems } = await renderObjects([broken]);
+    expect(describeProblems(problems)).toMatch(/`selector` does not match template `labels`/);
+  });
+
+  it('rejects a container without an image and a probe without a handler', async () => {
+    const broken = deployment();
+    delete broken.spec.template.spec.containers[0].image;
+    broken.spec.template.spec.containers[0].readinessProbe = { periodSeconds: 5 };
+    const { problems } = await renderObjects([broken]);
+    const text = describeProblems(problems);
+    expect(text).toMatch(/containers\[0\]\.image: Required value/);
+    expect(text).toMatch(/readinessProbe: Required value: must specify a handler type/);
+  });
+
+  it('rejects a NetworkPolicy with an invalid CIDR', async () => {
+    const { problems } = await renderObjects([
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'bad', labels: { app: 'demo' } },
+        spec: { podSelector: {}, egress: [{ to: [{ ipBlock: { cidr: '10.0.0.0/33' } }] }] },
+      },
+    ]);
+    expect(describeProblems(problems)).toMatch(/cidr/);
+  });
+
+  it('rejects an autoscaler whose minimum exceeds its maximum', async () => {
+    const { problems } = await renderObjects([
+      {
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'demo' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'demo' },
+          minReplicas: 5,
+          maxReplicas: 2,
+        },
+      },
+    ]);
+    expect(describeProblems(problems)).toMatch(/maxReplicas/);
+  });
+
+  it('rejects a kind it does not know', async () => {
+    const { problems } = await renderObjects([
+      { apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'typo' } },
+    ]);
+    expect(describeProblems(problems)).toMatch(/Deploymnet/);
+  });
+
+  it('rejects a kustomization that does not build', async () => {
+    const { problems, objects } = await renderObjects([deployment()], {
+      patches: [{ path: 'missing-patch.yaml' }],
+    });
+    expect(objects).toEqual([]);
+    expect(describeProblems(problems)).toMatch(/kustomize build failed/);
+  });
+});
+
+describe('the Compose checker', () => {
+  it('accepts a small valid file', async () => {
+    const { problems } = await loadComposeText('services:\n  web:\n    image: nginx:1\n');
+    expect(problems).toEqual([]);
+  });
+
+  it('rejects an attribute the Compose specification does not have', async () => {
+    const { problems } = await loadComposeText(
+      'services:\n  web:\n    image: nginx:1\n    healthchek:\n      test: ["CMD", "true"]\n',
+    );
+    expect(describeProblems(problems)).toMatch(/healthchek/);
+  });
+
+  it('rejects a value of the wrong type', async () => {
+    const { problems } = await loadComposeText(
+      'services:\n  web:\n    image: nginx:1\n    ports: 8080\n',
+    );
+    expect(describeProblems(problems)).toMatch(/ports/);
+  });
+
+  it('rejects a dependency on a service that does not exist', async () => {
+    const { problems } = await loadComposeText(
+      'services:\n  web:\n    image: nginx:1\n    depends_on:\n      db:\n        condition: service_healthy\n',
+    );
+    expect(describeProblems(problems)).toMatch(/db/);
+  });
+
+  it('reports a ${VARIABLE} without a default that would silently be empty', async () => {
+    const text = 'services:\n  web:\n    image: nginx:1\n    environment:\n      TOKEN: ${TOKEN}\n';
+    expect(describeProblems((await loadComposeText(text)).problems)).toMatch(/\$\{TOKEN\}/);
+    expect((await loadComposeText(text, { TOKEN: 'set' })).problems).toEqual([]);
+  });
+});

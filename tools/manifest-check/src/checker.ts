@@ -1,0 +1,230 @@
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/** The repository's root directory. */
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+const GO_SOURCES = path.resolve(__dirname, '../go');
+
+/** Give this to `beforeAll`: the first build downloads modules and compiles for minutes. */
+export const CHECKER_BUILD_TIMEOUT_MS = 10 * 60_000;
+
+/** One reason a rendering or an object is not acceptable. */
+export interface Problem {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  message: string;
+}
+
+/** A rendered Kubernetes object, as kustomize emits it. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  [field: string]: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface KustomizeResult {
+  dir: string;
+  objects: K8sObject[];
+  problems: Problem[];
+}
+
+export interface ComposeVariable {
+  name: string;
+  hasDefault: boolean;
+  default: string;
+  required: boolean;
+}
+
+export interface ComposeResult {
+  file: string;
+  /** The loaded project as `docker compose config --format json` prints it; null if it fails. */
+  project: ComposeProject | null;
+  variables: ComposeVariable[];
+  problems: Problem[];
+}
+
+export interface ComposeProject {
+  name: string;
+  services: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  volumes?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+const run = promisify(execFile);
+
+function cacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'platform-dev', 'manifest-check');
+}
+
+function goVersion(): string {
+  try {
+    return execFileSync('go', ['env', 'GOVERSION', 'GOOS', 'GOARCH'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error(
+      'manifest-check needs Go (1.26 or later) to build its checker from tools/manifest-check/go: ' +
+        'install it from https://go.dev/dl/ and make sure `go` is on PATH.',
+    );
+  }
+}
+
+/** A hash of everything the binary is built from: the Go sources, go.mod/go.sum, the toolchain. */
+function sourceHash(): string {
+  const hash = createHash('sha256');
+  hash.update(goVersion());
+  const walk = (dir: string): string[] =>
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((entry) => {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) return walk(full);
+        return /\.go$|^go\.(mod|sum)$/.test(entry.name) ? [full] : [];
+      })
+      .sort();
+  for (const file of walk(GO_SOURCES)) {
+    hash.update(path.relative(GO_SOURCES, file)).update('\0').update(fs.readFileSync(file));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+const say = (message: string) => process.stderr.write(`[manifest-check] ${message}\n`);
+
+/** A lock across jest workers and concurrent runs: mkdir is atomic. Stale after 20 minutes. */
+async function withLock<T>(lockDir: string, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.mkdirSync(lockDir);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = fs.statSync(lockDir, { throwIfNoEntry: false });
+      if (holder && Date.now() - holder.mtimeMs > 20 * 60_000) {
+        fs.rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() - started > CHECKER_BUILD_TIMEOUT_MS) {
+        throw new Error(`timed out waiting for another build of the checker (${lockDir})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    fs.rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+async function goBuild(output: string): Promise<void> {
+  say(
+    'building the Go checker (kustomize, Kubernetes validation, compose-go); the first build ' +
+      'downloads modules and compiles for a few minutes, later runs reuse it',
+  );
+  const started = Date.now();
+  const child = spawn('go', ['build', '-trimpath', '-o', output, '.'], {
+    cwd: GO_SOURCES,
+    env: { ...process.env, GOFLAGS: '-mod=readonly' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+    for (const line of chunk.toString().split('\n')) {
+      if (line.startsWith('go: downloading')) say(line);
+    }
+  });
+  const ticker = setInterval(
+    () => say(`still building (${Math.round((Date.now() - started) / 1000)} s)`),
+    15_000,
+  );
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    if (code !== 0) throw new Error(`go build failed (exit ${code}):\n${log}`);
+  } finally {
+    clearInterval(ticker);
+  }
+  say(`built in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+let checkerPath: Promise<string> | undefined;
+
+/**
+ * The path of the checker binary, built on first use into
+ * `${XDG_CACHE_HOME:-~/.cache}/platform-dev/manifest-check/` and rebuilt whenever its sources
+ * change. Call it in `beforeAll` with CHECKER_BUILD_TIMEOUT_MS.
+ */
+export function manifestChecker(): Promise<string> {
+  checkerPath ??= (async () => {
+    const dir = cacheDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const binary = path.join(dir, `manifest-check-${sourceHash()}`);
+    if (fs.existsSync(binary)) return binary;
+    return withLock(path.join(dir, '.build.lock'), async () => {
+      if (fs.existsSync(binary)) return binary; // another worker built it meanwhile
+      const partial = `${binary}.${process.pid}.tmp`;
+      try {
+        await goBuild(partial);
+        fs.renameSync(partial, binary);
+      } finally {
+        fs.rmSync(partial, { force: true });
+      }
+      for (const stale of fs.readdirSync(dir)) {
+        const full = path.join(dir, stale);
+        if (stale.startsWith('manifest-check-') && full !== binary)
+          fs.rmSync(full, { force: true });
+      }
+      return binary;
+    });
+  })();
+  checkerPath.catch(() => (checkerPath = undefined));
+  return checkerPath;
+}
+
+async function runChecker<T>(args: string[]): Promise<T> {
+  const binary = await manifestChecker();
+  const { stdout } = await run(binary, args, { maxBuffer: 64 * 1024 * 1024, cwd: REPO_ROOT });
+  return JSON.parse(stdout) as T;
+}
+
+/**
+ * Renders a kustomization with kustomize's Go API, then decodes every object strictly into its
+ * Kubernetes type and runs the API server's validation on it.
+ */
+export function renderKustomization(dir: string): Promise<KustomizeResult> {
+  return runChecker<KustomizeResult>(['kustomize', path.resolve(REPO_ROOT, dir)]);
+}
+
+/**
+ * Loads a Compose file with compose-go, the loader of `docker compose` (schema validation,
+ * interpolation, normalisation), with only `env` as the environment.
+ */
+export function loadCompose(
+  file: string,
+  env: Record<string, string> = {},
+): Promise<ComposeResult> {
+  const pairs = Object.entries(env).map(([key, value]) => `${key}=${value}`);
+  return runChecker<ComposeResult>(['compose', path.resolve(REPO_ROOT, file), ...pairs]);
+}
+
+/** Problems as one readable block, for assertion messages. */
+export function describeProblems(problems: Problem[]): string {
+  return problems
+    .map((p) => `${[p.kind, p.namespace, p.name].filter(Boolean).join('/')}: ${p.message}`)
+    .join('\n');
+}

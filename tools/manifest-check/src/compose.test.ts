@@ -1,0 +1,152 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  CHECKER_BUILD_TIMEOUT_MS,
+  REPO_ROOT,
+  describeProblems,
+  type ComposeResult,
+} from './checker';
+import { DEV_IDP, SERVICES, SERVICE_NAMES } from './kubernetes';
+import { composeProject } from './test/rendered';
+
+const NODE_PROCESSES: Record<string, number> = {
+  ...Object.fromEntries(SERVICE_NAMES.map((name) => [name, SERVICES[name].port])),
+  'dev-idp': DEV_IDP.port,
+};
+
+describe('docker-compose.yml', () => {
+  let compose: ComposeResult;
+  let services: Record<string, any>;
+
+  beforeAll(async () => {
+    compose = await composeProject();
+    services = compose.project?.services ?? {};
+  }, CHECKER_BUILD_TIMEOUT_MS);
+
+  it('loads as docker compose loads it, valid against the Compose specification', () => {
+    expect(describeProblems(compose.problems)).toBe('');
+    expect(compose.project).not.toBeNull();
+  });
+
+  it('has no obsolete version key', () => {
+    expect(fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8')).not.toMatch(
+      /^version:/m,
+    );
+  });
+
+  it('runs MongoDB 7, Kafka 3.9.1 and Redis 7', () => {
+    expect(services.mongo.image).toBe('mongo:7');
+    expect(services.kafka.image).toBe('apache/kafka:3.9.1');
+    expect(services.redis.image).toBe('redis:7-alpine');
+  });
+
+  it('runs Kafka as one KRaft broker and controller, reachable as kafka:9092, without topic auto-creation', () => {
+    const env = services.kafka.environment;
+    expect(env.KAFKA_PROCESS_ROLES.split(',').sort()).toEqual(['broker', 'controller']);
+    expect(env.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe(`${env.KAFKA_NODE_ID}@kafka:9093`);
+    expect(env.KAFKA_ADVERTISED_LISTENERS).toBe('PLAINTEXT://kafka:9092');
+    expect(env.KAFKA_LISTENERS).toContain('CONTROLLER://');
+    expect(env.KAFKA_CONTROLLER_LISTENER_NAMES).toBe('CONTROLLER');
+    expect(env.KAFKA_AUTO_CREATE_TOPICS_ENABLE).toBe('false');
+    for (const key of [
+      'KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR',
+      'KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR',
+      'KAFKA_TRANSACTION_STATE_LOG_MIN_ISR',
+    ]) {
+      expect([key, env[key]]).toEqual([key, '1']);
+    }
+  });
+
+  it('builds the five services and dev-idp from their Dockerfiles with the repository root as context', () => {
+    for (const name of Object.keys(NODE_PROCESSES)) {
+      const build = services[name].build;
+      expect(build.context).toBe(REPO_ROOT);
+      const dockerfile =
+        name === 'dev-idp' ? 'tools/dev-idp/Dockerfile' : `services/${name}/Dockerfile`;
+      expect(build.dockerfile).toBe(dockerfile);
+      expect(fs.existsSync(path.join(REPO_ROOT, dockerfile))).toBe(true);
+    }
+  });
+
+  it('publishes only the gateway’s port 8080', () => {
+    const published = Object.entries(services).flatMap(([name, s]) =>
+      (s.ports ?? []).map((p: any) => `${name}:${p.published}->${p.target}`),
+    );
+    expect(published).toEqual(['gateway:8080->8080']);
+  });
+
+  it('has a health check for every container', () => {
+    const without = Object.entries(services)
+      .filter(([, s]) => !s.healthcheck?.test || s.healthcheck.disable)
+      .map(([name]) => name);
+    expect(without).toEqual([]);
+  });
+
+  it('checks each Node process’s /readyz on its own port', () => {
+    for (const [name, port] of Object.entries(NODE_PROCESSES)) {
+      const test = services[name].healthcheck.test.join(' ');
+      expect(test).toContain(`http://127.0.0.1:${port}/readyz`);
+      expect(services[name].environment.PORT ?? services[name].environment.GATEWAY_PORT).toBe(
+        String(port),
+      );
+    }
+  });
+
+  it('checks MongoDB, Kafka and Redis with their own clients', () => {
+    expect(services.mongo.healthcheck.test.join(' ')).toContain('mongosh');
+    expect(services.kafka.healthcheck.test.join(' ')).toContain('kafka-broker-api-versions.sh');
+    expect(services.redis.healthcheck.test.join(' ')).toContain('redis-cli ping');
+  });
+
+  it('starts each process only once everything it connects to is healthy', () => {
+    const hostsOf = (env: Record<string, string>) =>
+      Object.values(env ?? {}).flatMap((value) =>
+        [...String(value).matchAll(/(?:\/\/|^|,)([a-z][a-z0-9-]*):\d+/g)].map((m) => m[1]!),
+      );
+    for (const [name, service] of Object.entries(services)) {
+      const needed = new Set(
+        hostsOf(service.environment).filter((h) => h in services && h !== name),
+      );
+      const dependsOn = service.depends_on ?? {};
+      for (const dependency of needed) {
+        expect([name, dependency, dependsOn[dependency]?.condition]).toEqual([
+          name,
+          dependency,
+          'service_healthy',
+        ]);
+      }
+      for (const [dependency, spec] of Object.entries<any>(dependsOn)) {
+        expect([name, dependency, spec.condition]).toEqual([name, dependency, 'service_healthy']);
+      }
+    }
+  });
+
+  it('keeps MongoDB, Kafka and Redis data in named volumes', () => {
+    for (const [name, target] of [
+      ['mongo', '/data/db'],
+      ['kafka', '/var/lib/kafka/data'],
+      ['redis', '/data'],
+    ]) {
+      const volume = services[name!].volumes.find((v: any) => v.target === target);
+      expect([name, volume?.type]).toEqual([name, 'volume']);
+      expect(Object.keys(compose.project!.volumes ?? {})).toContain(volume.source);
+    }
+  });
+
+  it('takes every secret from the environment, with a development default', () => {
+    const variables = new Map(compose.variables.map((v) => [v.name, v]));
+    for (const name of ['INTERNAL_SECRET', 'SESSION_SECRET', 'GOOGLE_CLIENT_ID']) {
+      expect([name, variables.get(name)?.hasDefault]).toEqual([name, true]);
+    }
+    const raw = fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+    const hardCoded = raw.match(/^\s*(INTERNAL_SECRET|SESSION_SECRET):\s*(?!\$\{)\S+/gm) ?? [];
+    expect(hardCoded).toEqual([]);
+  });
+
+  it('runs dev-idp by default, so a local stack can sign in without Google', () => {
+    expect(services['dev-idp'].profiles ?? []).toEqual([]);
+    expect(services['dev-idp'].environment.NODE_ENV).toBe('development');
+    expect(services.auth.environment.GOOGLE_CERTS_URL).toBe('http://dev-idp:4010/oauth2/v1/certs');
+    expect(services.gateway.environment.DEV_IDP_URL).toBe('http://dev-idp:4010');
+  });
+});

@@ -1,0 +1,146 @@
+import { CHECKER_BUILD_TIMEOUT_MS, type K8sObject, type KustomizeResult } from './checker';
+import { SERVICES, SERVICE_NAMES, findObject, mainContainer, objectsOfKind } from './kubernetes';
+import { OVERLAYS, rendered } from './test/rendered';
+
+/** The longest a process takes to shut down after SIGTERM (its Lifecycle time limit). */
+const PROCESS_SHUTDOWN_LIMIT_S = 25;
+
+describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
+  let result: KustomizeResult;
+  let deployments: K8sObject[];
+
+  beforeAll(async () => {
+    result = await rendered(overlay);
+    deployments = objectsOfKind(result.objects, 'Deployment');
+  }, CHECKER_BUILD_TIMEOUT_MS);
+
+  const eachDeployment = (check: (d: K8sObject, container: any) => void) => {
+    expect(deployments.length).toBeGreaterThanOrEqual(SERVICE_NAMES.length);
+    for (const deployment of deployments) {
+      try {
+        check(deployment, mainContainer(deployment));
+      } catch (err) {
+        (err as Error).message =
+          `Deployment ${deployment.metadata.name}: ${(err as Error).message}`;
+        throw err;
+      }
+    }
+  };
+
+  it('probe readiness on /readyz and liveness on /healthz of the container’s own port', () => {
+    eachDeployment((_d, container) => {
+      const ports = container.ports.map((p: any) => [p.name, p.containerPort]).flat();
+      expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(ports).toContain(container.readinessProbe.httpGet.port);
+      expect(ports).toContain(container.livenessProbe.httpGet.port);
+      if (container.startupProbe) expect(container.startupProbe.httpGet.path).toBe('/healthz');
+    });
+  });
+
+  it('listen on the port each service is documented on', () => {
+    for (const name of SERVICE_NAMES) {
+      const container = mainContainer(findObject(result.objects, 'Deployment', name));
+      expect(container.ports.map((p: any) => p.containerPort)).toEqual([SERVICES[name].port]);
+    }
+  });
+
+  it('request and limit CPU and memory', () => {
+    eachDeployment((_d, container) => {
+      for (const kind of ['requests', 'limits']) {
+        expect(Object.keys(container.resources?.[kind] ?? {}).sort()).toEqual(['cpu', 'memory']);
+      }
+    });
+  });
+
+  it('run as user 1000, never root, with a read-only root file system, no privilege escalation, no capabilities and the RuntimeDefault seccomp profile', () => {
+    eachDeployment((deployment, container) => {
+      const pod = deployment.spec.template.spec.securityContext ?? {};
+      const own = container.securityContext ?? {};
+      expect(own.runAsUser ?? pod.runAsUser).toBe(1000);
+      expect(own.runAsNonRoot ?? pod.runAsNonRoot).toBe(true);
+      expect(own.readOnlyRootFilesystem).toBe(true);
+      expect(own.allowPrivilegeEscalation).toBe(false);
+      expect(own.privileged ?? false).toBe(false);
+      expect(own.capabilities?.drop).toEqual(['ALL']);
+      expect(own.capabilities?.add ?? []).toEqual([]);
+      expect((own.seccompProfile ?? pod.seccompProfile)?.type).toBe('RuntimeDefault');
+    });
+  });
+
+  it('give the read-only containers a writable emptyDir at /tmp', () => {
+    eachDeployment((deployment, container) => {
+      const mount = container.volumeMounts?.find((m: any) => m.mountPath === '/tmp');
+      expect(mount).toBeDefined();
+      const volume = deployment.spec.template.spec.volumes.find((v: any) => v.name === mount.name);
+      expect(volume.emptyDir).toBeDefined();
+    });
+  });
+
+  it('sleep in preStop and leave time to drain before SIGKILL', () => {
+    eachDeployment((deployment, container) => {
+      const command: string[] = container.lifecycle?.preStop?.exec?.command ?? [];
+      expect(command[0]).toBe('sleep');
+      const sleepSeconds = Number(command[1]);
+      expect(sleepSeconds).toBeGreaterThan(0);
+      const grace = deployment.spec.template.spec.terminationGracePeriodSeconds;
+      if (SERVICE_NAMES.includes(deployment.metadata.name as never)) {
+        expect(grace).toBeGreaterThanOrEqual(sleepSeconds + PROCESS_SHUTDOWN_LIMIT_S);
+      } else {
+        expect(grace).toBeGreaterThan(sleepSeconds);
+      }
+    });
+  });
+
+  it('turn off service links, whose injected variables (GATEWAY_PORT=tcp://…) would break the config', () => {
+    eachDeployment((deployment) => {
+      expect(deployment.spec.template.spec.enableServiceLinks).toBe(false);
+    });
+  });
+
+  it('do not mount a service-account token they have no use for', () => {
+    eachDeployment((deployment) => {
+      expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
+    });
+  });
+
+  it('use the ghcr.io/example/platform-<name> image with an explicit tag', () => {
+    eachDeployment((deployment, container) => {
+      expect(container.image).toMatch(
+        new RegExp(`^ghcr\\.io/example/platform-${deployment.metadata.name}:[\\w.-]+$`),
+      );
+    });
+  });
+
+  it('roll out without taking a ready pod away first', () => {
+    eachDeployment((deployment) => {
+      expect(deployment.spec.strategy?.rollingUpdate?.maxUnavailable ?? '25%').toBe(0);
+    });
+  });
+});
+
+describe('the HorizontalPodAutoscalers of the production overlay', () => {
+  let result: KustomizeResult;
+
+  beforeAll(async () => {
+    result = await rendered('production');
+  }, CHECKER_BUILD_TIMEOUT_MS);
+
+  it('scale each of the five Deployments on CPU', () => {
+    for (const name of SERVICE_NAMES) {
+      const hpa = objectsOfKind(result.objects, 'HorizontalPodAutoscaler').find(
+        (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === name,
+      );
+      expect(hpa?.apiVersion).toBe('autoscaling/v2');
+      const cpu = hpa!.spec.metrics.find((m: any) => m.resource?.name === 'cpu');
+      expect(cpu.resource.target.type).toBe('Utilization');
+      findObject(result.objects, 'Deployment', name);
+    }
+  });
+
+  it('leave the replica count to the autoscaler (a replicas field would reset it on every apply)', () => {
+    for (const name of SERVICE_NAMES) {
+      expect(findObject(result.objects, 'Deployment', name).spec.replicas).toBeUndefined();
+    }
+  });
+});
