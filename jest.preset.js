@@ -16,5 +16,6 @@ module.exports = {
   testMatch: ['<rootDir>/src/**/*.test.ts'],
   globalSetup: path.join(__dirname, 'libs/shared/src/testing/global-setup.ts'),
   globalTeardown: path.join(__dirname, 'libs/shared/src/testing/global-teardown.ts'),
+  setupFilesAfterEnv: [path.join(__dirname, 'libs/shared/src/testing/jest-timeout.ts')],
   testTimeout: 30_000,
 };

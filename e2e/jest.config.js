@@ -13,5 +13,6 @@ module.exports = {
   rootDir: __dirname,
   globalSetup: path.join(__dirname, 'src/support/global-setup.ts'),
   globalTeardown: path.join(__dirname, 'src/support/global-teardown.ts'),
+  setupFilesAfterEnv: [path.join(__dirname, 'src/support/jest-timeout.ts')],
   testTimeout: 60_000,
 };

@@ -12,6 +12,7 @@ export * from './http/validation';
 export * from './http/error-handler';
 export * from './http/body';
 export * from './http/identity';
+export * from './http/cookies';
 export * from './http/health';
 export * from './http/metrics';
 export * from './http/service-app';

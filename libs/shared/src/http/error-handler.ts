@@ -27,7 +27,7 @@ const DEPENDENCY_ERROR_NAMES = new Set([
 export function isDependencyDown(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (DEPENDENCY_ERROR_NAMES.has(err.name)) return true;
-  return /buffering timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED/.test(
+  return /buffering timed out|Connection is closed|Stream isn't writeable|Command timed out|ECONNREFUSED/.test(
     err.message,
   );
 }

@@ -13,8 +13,13 @@ export interface ServiceAppOptions {
   readiness: Record<string, ReadinessCheck>;
   /** Verifies the internal identity header on every route but health and metrics. */
   internalSecret: string;
-  /** Mounts the service's own routers. */
+  /** Mounts the service's own routers; they see `accountIdOf(req)`. */
   routes: (app: Express) => void;
+  /**
+   * Routes mounted before the identity check. Only for a route that is itself the
+   * authentication (auth's login callback, docs/architecture.md); everything else is `routes`.
+   */
+  publicRoutes?: (app: Express) => void;
 }
 
 /**
@@ -29,6 +34,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(options.metrics.middleware);
   app.use(healthRouter(options.readiness));
   app.get('/metrics', options.metrics.handler);
+  options.publicRoutes?.(app);
   app.use(requireIdentity(options.internalSecret));
   app.use(requireJsonBody, jsonBody());
   options.routes(app);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { pino } from 'pino';
 import { IDENTITY_HEADER, signIdentity } from '../http/identity';
 
@@ -41,9 +40,7 @@ export interface TestServer {
 }
 
 /** Starts an express app on an ephemeral port of 127.0.0.1, as it runs in production. */
-export async function startTestServer(
-  app: Express | ((req: any, res: any) => void),
-): Promise<TestServer> {
+export async function startTestServer(app: RequestListener): Promise<TestServer> {
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

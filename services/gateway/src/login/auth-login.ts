@@ -1,10 +1,8 @@
-import { REQUEST_ID_HEADER, serviceUnavailable } from '@platform/shared';
+import { CSRF_COOKIE, REQUEST_ID_HEADER, serviceUnavailable } from '@platform/shared';
 
 export const LOGIN_PATH = '/api/accounts/google-auth-login-callback';
 export const LOGOUT_PATH = '/api/accounts/logout';
 
-/** The cookie Google Identity Services sets for its double-submit CSRF check. */
-const CSRF_COOKIE = 'g_csrf_token';
 const LOGIN_TIMEOUT_MS = 10_000;
 
 /** The first `name=value` pair of cookie `name`, as sent; no other cookie leaves the gateway. */
