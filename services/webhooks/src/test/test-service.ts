@@ -1,4 +1,4 @@
-import type { Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import {
   TOPICS,
@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { createApp } from '../app';
 import { createComponents, syncAllIndexes, type Components } from '../components';
 import type { ResolveHost } from '../egress/egress-guard';
-import { startWebhookConsumer } from '../events/events.consumer';
+import { CONSUMED_TOPICS, startWebhookConsumer } from '../events/events.consumer';
 
 export interface TestServiceOptions {
   dbName: string;
@@ -79,6 +79,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   if (options.groupId) {
     const kafka = createKafka({ brokers: kafkaBrokers, clientId: 'webhooks-test', logger });
     await ensureTopics(kafka);
+    await commitLatestOffsets(kafka, options.groupId);
     consumer = await startWebhookConsumer({
       kafka,
       groupId: options.groupId,
@@ -114,6 +115,28 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
       await connection.close();
     },
   };
+}
+
+/**
+ * A new test group would otherwise replay every event other suites ever published (the
+ * platform's groups start from the beginning). Committing the current end of each topic first
+ * makes it start there, and still see everything published after it joined.
+ */
+async function commitLatestOffsets(kafka: Kafka, groupId: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    for (const topic of CONSUMED_TOPICS) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId,
+        topic,
+        partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })),
+      });
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Drops a test file's database at the end. */
