@@ -40,12 +40,13 @@ const privateReceiver = host('a receiver on a private address', '192.168.1.20');
 
 describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
   let model: NetworkModel;
+  let ingressOnly: NetworkModel;
   let pods: Endpoint[];
   let everyone: Endpoint[];
   const pod = (name: string) => pods.find((p) => p.name === name)!;
-  const reachersOf = (target: string, port = portOf(target)) =>
+  const reachersOf = (target: string, port = portOf(target), by = model) =>
     everyone
-      .filter((source) => source !== pod(target) && model.canConnect(source, pod(target), port))
+      .filter((source) => source !== pod(target) && by.canConnect(source, pod(target), port))
       .map((source) => source.name)
       .sort();
   const reachersOfHost = (target: Endpoint, port: number) =>
@@ -57,32 +58,39 @@ describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
   beforeAll(async () => {
     const { objects } = await rendered(overlay);
     model = new NetworkModel(objects);
+    ingressOnly = new NetworkModel(objects, { ignoreEgress: true });
     pods = podsOf(objects);
     everyone = [...pods, ingressController, impostor, strayPod, internetClient];
   }, CHECKER_BUILD_TIMEOUT_MS);
 
-  it('lets only the ingress controller reach the gateway', () => {
-    expect(reachersOf('gateway')).toEqual(['ingress controller']);
-  });
+  // Each receiver's ingress policy must hold by itself, not only thanks to the senders' egress.
+  describe.each([
+    ['as rendered', () => model],
+    ['even if every sender’s egress were open', () => ingressOnly],
+  ])('%s', (_when, by) => {
+    it('lets only the ingress controller reach the gateway', () => {
+      expect(reachersOf('gateway', 8080, by())).toEqual(['ingress controller']);
+    });
 
-  it('lets only the gateway reach the auth service', () => {
-    expect(reachersOf('auth')).toEqual(['gateway']);
-  });
+    it('lets only the gateway reach the auth service', () => {
+      expect(reachersOf('auth', 4001, by())).toEqual(['gateway']);
+    });
 
-  it('lets only the gateway, deployments and webhooks reach the projects service', () => {
-    expect(reachersOf('projects')).toEqual(['deployments', 'gateway', 'webhooks']);
-  });
+    it('lets only the gateway, deployments and webhooks reach the projects service', () => {
+      expect(reachersOf('projects', 4002, by())).toEqual(['deployments', 'gateway', 'webhooks']);
+    });
 
-  it('lets only the gateway reach the deployments service', () => {
-    expect(reachersOf('deployments')).toEqual(['gateway']);
-  });
+    it('lets only the gateway reach the deployments service', () => {
+      expect(reachersOf('deployments', 4003, by())).toEqual(['gateway']);
+    });
 
-  it('lets only the gateway reach the webhooks service', () => {
-    expect(reachersOf('webhooks')).toEqual(['gateway']);
+    it('lets only the gateway reach the webhooks service', () => {
+      expect(reachersOf('webhooks', 4004, by())).toEqual(['gateway']);
+    });
   });
 
   it('lets no one reach a service on any other port (a debugger’s 9229, say)', () => {
-    for (const name of SERVICE_NAMES) expect(reachersOf(name, 9229)).toEqual([]);
+    for (const name of SERVICE_NAMES) expect(reachersOf(name, 9229, ingressOnly)).toEqual([]);
   });
 
   it('lets every pod resolve names through kube-dns', () => {

@@ -45,13 +45,20 @@ export function cidrContains(cidr: string, ip: string): boolean {
 export class NetworkModel {
   private readonly policies: K8sObject[];
 
-  constructor(policies: K8sObject[]) {
+  /**
+   * `ignoreEgress`: judge the receivers' ingress policies alone, as if every sender's egress
+   * were open, so that each side is checked to hold on its own.
+   */
+  constructor(
+    policies: K8sObject[],
+    private readonly options: { ignoreEgress?: boolean } = {},
+  ) {
     this.policies = policies.filter((p) => p.kind === 'NetworkPolicy');
   }
 
   canConnect(from: Endpoint, to: Endpoint, port: number, protocol: Protocol = 'TCP'): boolean {
     return (
-      this.allows('Egress', from, to, to, port, protocol) &&
+      (this.options.ignoreEgress || this.allows('Egress', from, to, to, port, protocol)) &&
       this.allows('Ingress', to, from, to, port, protocol)
     );
   }
