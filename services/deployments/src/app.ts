@@ -29,7 +29,7 @@ export interface AppDeps {
 export function createDeploymentsService(deps: AppDeps): DeploymentsService {
   const models = deploymentModels(deps.connection);
   return new DeploymentsService({
-    deployments: new DeploymentsRepository(models.deployments),
+    deployments: new DeploymentsRepository(models),
     idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
     assertServiceOwned: serviceOwnership(deps.projects),
     onEventQueued: deps.onEventQueued,

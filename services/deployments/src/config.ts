@@ -31,7 +31,11 @@ export const configSchema = baseEnv
     /** A step running longer than this is stopped and the deployment FAILED. */
     STEP_TIMEOUT_SECONDS: positiveInt(600),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
-    LOG_LIMIT_BYTES: positiveInt(256 * 1024),
+    LOG_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024, 'must be at least 1024')
+      .default(256 * 1024),
     /** Deployments this process runs at the same time. */
     PIPELINE_CONCURRENCY: positiveInt(2),
     /** false: this replica serves the API only and runs no pipeline. */

@@ -16,7 +16,7 @@ import {
 import { createApp, createDeploymentsService } from './app';
 import { configSchema } from './config';
 import { startCleanupConsumer } from './deployments/deployments.consumers';
-import { deploymentModels } from './deployments/deployments.model';
+import { allModels, deploymentModels } from './deployments/deployments.model';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { startHousekeeping } from './housekeeping';
 import { PipelineWorker } from './pipeline/pipeline.worker';
@@ -36,13 +36,14 @@ async function main() {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   lifecycle.onShutdown('mongo', () => connection.close());
   const models = deploymentModels(connection);
-  await syncIndexes([models.deployments, models.idempotencyKeys]);
+  await syncIndexes(allModels(models));
 
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'deployments', logger });
   await ensureTopics(kafka);
+  // Status events live in the transition documents (see deployments.model.ts).
   const relay = new OutboxRelay({
     producer: createProducer(kafka),
-    models: [models.deployments],
+    models: [models.transitions],
     logger,
   });
   relay.start();
@@ -50,7 +51,7 @@ async function main() {
 
   const worker = config.PIPELINE_ENABLED
     ? new PipelineWorker({
-        deployments: models.deployments,
+        models,
         logger,
         buildCommand: config.BUILD_COMMAND,
         deployCommand: config.DEPLOY_COMMAND,

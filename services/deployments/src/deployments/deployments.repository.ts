@@ -1,19 +1,19 @@
-import { Types, type Model } from 'mongoose';
+import { Types } from 'mongoose';
 import {
   NEWEST_FIRST,
   TOPICS,
   afterCursorFilter,
+  isDuplicateKeyError,
   newEvent,
   outboxEntry,
   parseObjectId,
-  withOutbox,
   type CursorPosition,
   type DeploymentStatusChangedEvent,
 } from '@platform/shared';
-import { NO_LEASE, type DeploymentDoc } from './deployments.model';
-import { assertTransitionAllowed, type DeploymentStatus } from './status';
+import type { DeploymentDoc, DeploymentModels, TransitionDoc } from './deployments.model';
+import { assertTransitionAllowed, resolveStatus, type DeploymentStatus } from './status';
 
-/** A deployment as the rest of the service sees it: a plain object with a string id. */
+/** A deployment as the rest of the service sees it: its status as its transitions give it. */
 export interface Deployment {
   id: string;
   accountId: string;
@@ -26,9 +26,6 @@ export interface Deployment {
   createdAt: Date;
   statusChangedAt: Date;
   deployedAt: Date | null;
-  leaseOwner: string | null;
-  leaseUntil: Date;
-  attempts: number;
 }
 
 /** The service a deployment belongs to, as addressed in the URL. */
@@ -45,37 +42,31 @@ export interface NewDeployment extends ServiceRef {
   createdAt: Date;
 }
 
-export interface TransitionOptions {
-  /** Only while this worker holds the lease (the pipeline); the API's cancel passes none. */
-  leaseOwner?: string;
-  /** Written in the same update, e.g. the pipeline's logs and its lease release. */
-  set?: Partial<Pick<DeploymentDoc, 'logs' | 'leaseOwner' | 'leaseUntil'>>;
-}
+type DeploymentFields = Omit<Deployment, 'status' | 'statusChangedAt' | 'deployedAt'>;
 
-export function toDeployment(doc: DeploymentDoc): Deployment {
-  return {
-    id: doc._id.toHexString(),
-    accountId: doc.accountId,
-    projectId: doc.projectId,
-    serviceId: doc.serviceId,
-    status: doc.status,
-    commitHash: doc.commitHash,
-    commitMessage: doc.commitMessage ?? '',
-    logs: doc.logs ?? '',
-    createdAt: doc.createdAt,
-    statusChangedAt: doc.statusChangedAt,
-    deployedAt: doc.deployedAt ?? null,
-    leaseOwner: doc.leaseOwner ?? null,
-    leaseUntil: doc.leaseUntil ?? NO_LEASE,
-    attempts: doc.attempts ?? 0,
-  };
-}
+const fieldsOf = (doc: DeploymentDoc): DeploymentFields => ({
+  id: doc._id.toHexString(),
+  accountId: doc.accountId,
+  projectId: doc.projectId,
+  serviceId: doc.serviceId,
+  commitHash: doc.commitHash,
+  commitMessage: doc.commitMessage ?? '',
+  logs: doc.logs ?? '',
+  createdAt: doc.createdAt,
+});
 
-function statusEvent(
+const withStatus = (fields: DeploymentFields, transitions: TransitionDoc[]): Deployment => ({
+  ...fields,
+  ...resolveStatus(fields.createdAt, transitions),
+});
+
+/** The deployment.status-changed event of one change, as a transition document to insert. */
+function transitionRecord(
   deployment: Pick<Deployment, 'id' | 'accountId' | 'projectId' | 'serviceId' | 'commitHash'>,
-  status: DeploymentStatus,
-  previousStatus: DeploymentStatus | null,
+  from: DeploymentStatus | null,
+  to: DeploymentStatus,
   at: Date,
+  attempt: number | null,
 ) {
   const event = newEvent<DeploymentStatusChangedEvent>(
     {
@@ -84,57 +75,94 @@ function statusEvent(
       projectId: deployment.projectId,
       serviceId: deployment.serviceId,
       deploymentId: deployment.id,
-      status,
-      previousStatus,
+      status: to,
+      previousStatus: from,
       commitHash: deployment.commitHash,
     },
     at,
   );
-  return outboxEntry(TOPICS.deploymentStatusChanged, deployment.id, event);
+  return {
+    deploymentId: deployment.id,
+    accountId: deployment.accountId,
+    projectId: deployment.projectId,
+    serviceId: deployment.serviceId,
+    from,
+    to,
+    at,
+    attempt,
+    outbox: [outboxEntry(TOPICS.deploymentStatusChanged, deployment.id, event)],
+    outboxPending: true,
+  };
 }
 
 export class DeploymentsRepository {
-  constructor(private readonly model: Model<DeploymentDoc>) {}
+  constructor(private readonly models: DeploymentModels) {}
 
   /**
-   * Inserts a BUILDING deployment with its first status event in its outbox. Returns null when
-   * a deployment with this id exists already (a repeated idempotent request).
+   * Inserts a BUILDING deployment and its creation event. Returns null when a deployment with
+   * this id exists already (a repeated idempotent request).
    */
   async insertBuilding(fields: NewDeployment): Promise<Deployment | null> {
-    const id = fields.id.toHexString();
-    const event = statusEvent({ ...fields, id }, 'BUILDING', null, fields.createdAt);
+    const doc: DeploymentDoc = {
+      _id: fields.id,
+      accountId: fields.accountId,
+      projectId: fields.projectId,
+      serviceId: fields.serviceId,
+      commitHash: fields.commitHash,
+      commitMessage: fields.commitMessage,
+      logs: '',
+      createdAt: fields.createdAt,
+      status: 'BUILDING',
+      statusChangedAt: fields.createdAt,
+      deployedAt: null,
+      leaseOwner: null,
+      leaseUntil: new Date(0),
+    };
     try {
-      const doc = await this.model.create({
-        _id: fields.id,
-        accountId: fields.accountId,
-        projectId: fields.projectId,
-        serviceId: fields.serviceId,
-        status: 'BUILDING',
-        commitHash: fields.commitHash,
-        commitMessage: fields.commitMessage,
-        createdAt: fields.createdAt,
-        statusChangedAt: fields.createdAt,
-        outbox: [event],
-        outboxPending: true,
-      });
-      return toDeployment(doc.toObject());
+      await this.models.deployments.create(doc);
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return null;
+      if (isDuplicateKeyError(err)) return null;
       throw err;
+    }
+    const deployment: Deployment = {
+      ...fieldsOf(doc),
+      status: 'BUILDING',
+      statusChangedAt: doc.createdAt,
+      deployedAt: null,
+    };
+    await this.recordCreation(deployment);
+    return deployment;
+  }
+
+  /**
+   * The creation event, if it is not recorded yet: a crash between the two inserts of
+   * insertBuilding leaves a deployment without it, which the next one to look makes good.
+   */
+  async recordCreation(deployment: Deployment): Promise<void> {
+    try {
+      await this.models.transitions.create(
+        transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null),
+      );
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
     }
   }
 
-  async findById(id: Types.ObjectId): Promise<Deployment | null> {
-    const doc = await this.model.findById(id).lean<DeploymentDoc>();
-    return doc ? toDeployment(doc) : null;
+  async hasCreationRecord(id: string): Promise<boolean> {
+    return (await this.models.transitions.exists({ deploymentId: id, from: null })) !== null;
+  }
+
+  async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
+    const doc = await this.models.deployments.findById(id).lean<DeploymentDoc>();
+    return doc ? this.resolve(doc) : null;
   }
 
   /** A deployment only when it belongs to this service of this project and account. */
   async findInService(ref: ServiceRef, id: string): Promise<Deployment | null> {
-    const doc = await this.model
+    const doc = await this.models.deployments
       .findOne({ _id: parseObjectId(id, 'Deployment'), ...ref })
       .lean<DeploymentDoc>();
-    return doc ? toDeployment(doc) : null;
+    return doc ? this.resolve(doc) : null;
   }
 
   /** Newest first; fetches `limit + 1` so the caller knows whether more remain. */
@@ -146,52 +174,78 @@ export class DeploymentsRepository {
     const filter = after
       ? { ...ref, ...afterCursorFilter(after, (id) => new Types.ObjectId(id)) }
       : { ...ref };
-    const docs = await this.model
-      .find(filter, { logs: 0, outbox: 0 })
+    const docs = await this.models.deployments
+      .find(filter, { logs: 0 })
       .sort(NEWEST_FIRST)
       .limit(limit + 1)
       .lean<DeploymentDoc[]>();
-    return docs.map(toDeployment);
+    const transitions = await this.transitionsOf(docs.map((d) => d._id.toHexString()));
+    return docs.map((doc) =>
+      withStatus(fieldsOf(doc), transitions.get(doc._id.toHexString()) ?? []),
+    );
+  }
+
+  async transitionsOf(ids: string[]): Promise<Map<string, TransitionDoc[]>> {
+    const byDeployment = new Map<string, TransitionDoc[]>();
+    if (ids.length === 0) return byDeployment;
+    const rows = await this.models.transitions
+      .find({ deploymentId: { $in: ids } }, { outbox: 0 })
+      .lean<TransitionDoc[]>();
+    for (const row of rows) {
+      byDeployment.set(row.deploymentId, [...(byDeployment.get(row.deploymentId) ?? []), row]);
+    }
+    return byDeployment;
   }
 
   /**
-   * Moves `current` to `to` only if it is still in `current.status` (and, for the pipeline,
-   * still leased to it): a conditional single-document write, so of two racing changes exactly
-   * one wins. The status event goes into the outbox in the same update. Null when it lost.
+   * Records `current` → `to` with its event, only if `current.status` has not been left yet:
+   * one insert on the unique (deployment, from) index, so of two racing changes exactly one is
+   * recorded. Returns the deployment as it now is, or null when another change won.
    */
   async transition(
     current: Deployment,
     to: DeploymentStatus,
-    options: TransitionOptions = {},
+    attempt: number | null = null,
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
     const at = new Date();
-    const filter: Record<string, unknown> = {
-      _id: new Types.ObjectId(current.id),
-      status: current.status,
+    try {
+      await this.models.transitions.create(
+        transitionRecord(current, current.status, to, at, attempt),
+      );
+    } catch (err) {
+      if (isDuplicateKeyError(err)) return null;
+      throw err;
+    }
+    return {
+      ...current,
+      status: to,
+      statusChangedAt: at,
+      deployedAt: to === 'DEPLOYED' ? at : null,
     };
-    if (options.leaseOwner) filter.leaseOwner = options.leaseOwner;
-    const set: Record<string, unknown> = { ...options.set, status: to, statusChangedAt: at };
-    if (to === 'DEPLOYED') set.deployedAt = at;
-    const doc = await this.model
-      .findOneAndUpdate(
-        filter,
-        withOutbox({ $set: set }, statusEvent(current, to, current.status, at)),
-        {
-          new: true,
-        },
-      )
-      .lean<DeploymentDoc>();
-    return doc ? toDeployment(doc) : null;
   }
 
   async deleteByProject(accountId: string, projectId: string): Promise<number> {
-    const result = await this.model.deleteMany({ accountId, projectId });
-    return result.deletedCount;
+    return this.deleteWhere({ accountId, projectId }, { projectId });
   }
 
   async deleteByService(accountId: string, projectId: string, serviceId: string): Promise<number> {
-    const result = await this.model.deleteMany({ accountId, projectId, serviceId });
+    return this.deleteWhere({ accountId, projectId, serviceId }, { projectId, serviceId });
+  }
+
+  private async deleteWhere(
+    owned: Partial<ServiceRef>,
+    scope: { projectId: string; serviceId?: string },
+  ) {
+    const result = await this.models.deployments.deleteMany(owned);
+    // Leases first: a worker still running one of them finds its lease gone at its next beat.
+    await this.models.leases.deleteMany(scope);
+    await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
     return result.deletedCount;
+  }
+
+  private async resolve(doc: DeploymentDoc): Promise<Deployment> {
+    const transitions = await this.transitionsOf([doc._id.toHexString()]);
+    return withStatus(fieldsOf(doc), transitions.get(doc._id.toHexString()) ?? []);
   }
 }

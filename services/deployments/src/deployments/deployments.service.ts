@@ -94,8 +94,9 @@ export class DeploymentsService {
   }
 
   /**
-   * CANCELLED from BUILDING or DEPLOYING; 409 once final. When the pipeline moves the status
-   * at the same moment, the conditional write loses and the cancel is tried on the new status.
+   * CANCELLED from BUILDING or DEPLOYING; 409 once final. When the pipeline leaves the status at
+   * the same moment, exactly one of the two is recorded; a cancel that lost is tried again on
+   * the new status. A worker running the deployment notices at its next heartbeat.
    */
   async cancelDeployment(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
     let current = await this.findOrThrow(ref, deploymentId);
@@ -135,11 +136,14 @@ export class DeploymentsService {
     id: Types.ObjectId,
     createdAt: Date,
   ) {
-    const created =
-      (await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt })) ??
-      (await this.deps.deployments.findById(id));
-    if (!created)
-      throw new Error(`deployment ${id.toHexString()} vanished right after a duplicate insert`);
+    let created = await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt });
+    if (!created) {
+      created = await this.deps.deployments.findById(id);
+      if (!created)
+        throw new Error(`deployment ${id.toHexString()} vanished after a duplicate insert`);
+      // The earlier try may have stopped between its two inserts.
+      await this.deps.deployments.recordCreation(created);
+    }
     this.deps.onEventQueued();
     this.deps.onDeploymentCreated();
     return created;

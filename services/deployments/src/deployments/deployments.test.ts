@@ -1,8 +1,9 @@
 import { Types } from 'mongoose';
-import type { DeploymentStatusChangedEvent } from '@platform/shared';
 import { identityHeaders, requestJson } from '@platform/shared/testing';
 import { startHarness, newCommitHash, type Harness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
+import { DeploymentsRepository } from './deployments.repository';
+import type { DeploymentStatus } from './status';
 
 // No pipeline here: deployments stay BUILDING until a test moves them.
 let h: Harness;
@@ -13,6 +14,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
+
+/** Moves a deployment along as the pipeline would, without running one. */
+async function recordChanges(id: string, ...statuses: DeploymentStatus[]) {
+  const repository = new DeploymentsRepository(h.models);
+  for (const status of statuses) {
+    const current = await repository.findById(id);
+    expect(await repository.transition(current!, status, 1)).not.toBeNull();
+  }
+}
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -63,15 +73,21 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
     expect(doc).toMatchObject({ commitHash: 'abcdef0123456789', commitMessage: '' });
   });
 
-  it('queues the first status event, BUILDING with no previous status, in the new document', async () => {
+  it('records the first status event, BUILDING with no previous status, for the relay', async () => {
     const service = h.projects.addService();
     const res = await h.api.trigger(service, { commitHash: newCommitHash() });
 
-    const doc = await h.document(res.body.id);
+    const transitions = await h.models.transitions.find({ deploymentId: res.body.id }).lean();
 
-    expect(doc!.outboxPending).toBe(true);
-    expect(doc!.outbox).toHaveLength(1);
-    expect(doc!.outbox[0]).toMatchObject({
+    expect(transitions).toHaveLength(1);
+    expect(transitions[0]).toMatchObject({
+      from: null,
+      to: 'BUILDING',
+      outboxPending: true,
+      attempt: null,
+    });
+    expect(transitions[0]!.outbox).toHaveLength(1);
+    expect(transitions[0]!.outbox[0]).toMatchObject({
       topic: 'deployment.status-changed',
       key: res.body.id,
       payload: {
@@ -235,7 +251,7 @@ describe('when the projects service is down', () => {
         expect(res.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
       }
       expect(await down.models.deployments.countDocuments({})).toBe(1);
-      expect((await down.document(created.body.id))!.status).toBe('BUILDING');
+      expect(await down.changes(created.body.id)).toEqual(['->BUILDING']);
     } finally {
       await down.close();
     }
@@ -355,14 +371,14 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
       error: 'CONFLICT',
       message: 'The deployment is already CANCELLED and can no longer change.',
     });
-    const doc = await h.document(created.body.id);
-    expect(doc!.status).toBe('CANCELLED');
-    expect(doc!.statusChangedAt.getTime()).toBeGreaterThanOrEqual(doc!.createdAt.getTime());
-    const events = doc!.outbox.map((e) => e.payload as DeploymentStatusChangedEvent);
+    const events = await h.pendingEvents(created.body.id);
     expect(events.map((e) => [e.status, e.previousStatus])).toEqual([
       ['BUILDING', null],
       ['CANCELLED', 'BUILDING'],
     ]);
+    expect(Date.parse(events[1]!.occurredAt)).toBeGreaterThanOrEqual(
+      Date.parse(created.body.createdAt),
+    );
   });
 
   it('lets exactly one of many concurrent cancels win', async () => {
@@ -374,21 +390,16 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     );
 
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
-    const doc = await h.document(created.body.id);
-    expect(doc!.outbox.filter((e) => e.payload.type === 'deployment.status_changed')).toHaveLength(
-      2,
-    );
+    expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+    expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
   });
 
   it('answers 409 for a deployment that is already DEPLOYED or FAILED', async () => {
     const service = h.projects.addService();
     const deployed = await h.api.trigger(service, { commitHash: 'abcdef1' });
     const failed = await h.api.trigger(service, { commitHash: 'abcdef2' });
-    await h.models.deployments.updateOne(
-      { _id: deployed.body.id },
-      { $set: { status: 'DEPLOYED' } },
-    );
-    await h.models.deployments.updateOne({ _id: failed.body.id }, { $set: { status: 'FAILED' } });
+    await recordChanges(deployed.body.id, 'DEPLOYING', 'DEPLOYED');
+    await recordChanges(failed.body.id, 'FAILED');
 
     const a = await h.api.cancel(service, deployed.body.id);
     const b = await h.api.cancel(service, failed.body.id);
@@ -396,7 +407,11 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     expect(a.status).toBe(409);
     expect(a.body.message).toBe('The deployment is already DEPLOYED and can no longer change.');
     expect(b.status).toBe(409);
-    expect((await h.document(deployed.body.id))!.status).toBe('DEPLOYED');
+    expect(await h.changes(deployed.body.id)).toEqual([
+      '->BUILDING',
+      'BUILDING>DEPLOYING',
+      'DEPLOYING>DEPLOYED',
+    ]);
   });
 
   it('answers 404 for another account’s deployment and leaves it running', async () => {
@@ -409,7 +424,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     );
 
     expect(res.status).toBe(404);
-    expect((await h.document(created.body.id))!.status).toBe('BUILDING');
+    expect(await h.changes(created.body.id)).toEqual(['->BUILDING']);
   });
 });
 

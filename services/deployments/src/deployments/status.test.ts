@@ -1,5 +1,11 @@
 import { DEPLOYMENT_STATUSES, AppError } from '@platform/shared';
-import { assertTransitionAllowed, canTransition, isFinal, type DeploymentStatus } from './status';
+import {
+  assertTransitionAllowed,
+  canTransition,
+  isFinal,
+  resolveStatus,
+  type DeploymentStatus,
+} from './status';
 
 const ALLOWED: [DeploymentStatus, DeploymentStatus][] = [
   ['BUILDING', 'DEPLOYING'],
@@ -49,6 +55,48 @@ describe('deployment status machine', () => {
     );
     expect(() => assertTransitionAllowed('BUILDING', 'DEPLOYED')).toThrow(
       'A deployment cannot go from BUILDING to DEPLOYED.',
+    );
+  });
+});
+
+describe('resolveStatus', () => {
+  const created = new Date('2026-01-01T00:00:00Z');
+  const at = (seconds: number) => new Date(created.getTime() + seconds * 1000);
+
+  it('is BUILDING since creation when nothing changed', () => {
+    expect(resolveStatus(created, [{ from: null, to: 'BUILDING', at: created }])).toEqual({
+      status: 'BUILDING',
+      statusChangedAt: created,
+      deployedAt: null,
+    });
+    expect(resolveStatus(created, []).status).toBe('BUILDING');
+  });
+
+  it('follows the changes to DEPLOYED, in whatever order they were read', () => {
+    const changes = [
+      { from: 'DEPLOYING' as const, to: 'DEPLOYED' as const, at: at(20) },
+      { from: null, to: 'BUILDING' as const, at: created },
+      { from: 'BUILDING' as const, to: 'DEPLOYING' as const, at: at(10) },
+    ];
+
+    expect(resolveStatus(created, changes)).toEqual({
+      status: 'DEPLOYED',
+      statusChangedAt: at(20),
+      deployedAt: at(20),
+    });
+  });
+
+  it('stops at a cancel and has no deployedAt', () => {
+    expect(resolveStatus(created, [{ from: 'BUILDING', to: 'CANCELLED', at: at(3) }])).toEqual({
+      status: 'CANCELLED',
+      statusChangedAt: at(3),
+      deployedAt: null,
+    });
+  });
+
+  it('ignores a change that the lifecycle does not allow', () => {
+    expect(resolveStatus(created, [{ from: 'BUILDING', to: 'DEPLOYED', at: at(3) }]).status).toBe(
+      'BUILDING',
     );
   });
 });

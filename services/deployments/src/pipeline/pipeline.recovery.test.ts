@@ -1,9 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { connectMongo, type DeploymentStatusChangedEvent } from '@platform/shared';
+import { connectMongo } from '@platform/shared';
 import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
 import { deploymentModels } from '../deployments/deployments.model';
+import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
 import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
 import { PipelineWorker } from './pipeline.worker';
@@ -25,11 +26,19 @@ afterAll(async () => {
 
 const commandEnv = () => ({ ...testPipelineOptions().commandEnv, PID_DIR: pidDir });
 
-async function statusesQueued(id: string) {
-  const doc = await h.document(id);
-  return doc!.outbox.map((e) => {
-    const event = e.payload as DeploymentStatusChangedEvent;
-    return `${event.previousStatus ?? '-'}>${event.status}`;
+const statusesQueued = (id: string) => h.changes(id);
+
+/** The lease a worker killed in the middle of an attempt leaves behind. */
+async function abandonedBy(owner: string, deploymentId: string, attempt: number, leaseUntil: Date) {
+  const doc = await h.document(deploymentId);
+  await h.models.leases.create({
+    deploymentId,
+    projectId: doc!.projectId,
+    serviceId: doc!.serviceId,
+    attempt,
+    owner,
+    leaseUntil,
+    released: false,
   });
 }
 
@@ -45,7 +54,7 @@ describe('a pipeline worker that stops without finishing', () => {
     });
     const workerA = new PipelineWorker({
       ...testPipelineOptions(),
-      deployments: deploymentModels(connectionA).deployments,
+      models: deploymentModels(connectionA),
       logger: testLogger(),
       onEventQueued: () => undefined,
       buildCommand: LONG_STEP,
@@ -80,8 +89,11 @@ describe('a pipeline worker that stops without finishing', () => {
       expect(deployed.logs.indexOf('long step of')).toBeLessThan(
         deployed.logs.indexOf(`rebuilt ${id}`),
       );
-      const doc = await h.document(id);
-      expect(doc).toMatchObject({ attempts: 2, leaseOwner: null });
+      await h.released(id);
+      expect(await h.leases(id)).toEqual([
+        { attempt: 1, owner: workerA.workerId, released: false },
+        { attempt: 2, owner: workerB.workerId, released: true },
+      ]);
       expect(await statusesQueued(id)).toEqual([
         '->BUILDING',
         'BUILDING>DEPLOYING',
@@ -100,6 +112,12 @@ describe('a pipeline worker that stops without finishing', () => {
     const created = await h.api.trigger(service, { commitHash: newCommitHash() });
     const id = created.body.id;
     // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
+    const leaseUntil = new Date(Date.now() + 500);
+    await abandonedBy('a-worker-that-was-killed', id, 1, leaseUntil);
+    const repository = new DeploymentsRepository(h.models);
+    expect(
+      await repository.transition((await repository.findById(id))!, 'DEPLOYING', 1),
+    ).not.toBeNull();
     await h.models.deployments.updateOne(
       { _id: id },
       {
@@ -107,8 +125,7 @@ describe('a pipeline worker that stops without finishing', () => {
           status: 'DEPLOYING',
           logs: '==> build step started\nbuilt\n==> build step finished in 0.1 s\n==> deploy step started\n',
           leaseOwner: 'a-worker-that-was-killed',
-          leaseUntil: new Date(Date.now() + 500),
-          attempts: 1,
+          leaseUntil,
         },
       },
     );
@@ -123,7 +140,10 @@ describe('a pipeline worker that stops without finishing', () => {
       expect(deployed.logs).not.toContain('build-ran-again');
       expect(deployed.logs).toContain(`deployed ${created.body.commitHash}`);
       expect(deployed.logs).toContain('--- Attempt 2');
-      expect((await h.document(id))!.attempts).toBe(2);
+      expect(await h.leases(id)).toEqual([
+        { attempt: 1, owner: 'a-worker-that-was-killed', released: false },
+        { attempt: 2, owner: worker.workerId, released: true },
+      ]);
     } finally {
       await worker.stop();
     }
@@ -133,16 +153,9 @@ describe('a pipeline worker that stops without finishing', () => {
     const service = h.projects.addService();
     const created = await h.api.trigger(service, { commitHash: newCommitHash() });
     const id = created.body.id;
-    await h.models.deployments.updateOne(
-      { _id: id },
-      {
-        $set: {
-          leaseOwner: 'a-worker-that-was-killed',
-          leaseUntil: new Date(Date.now() - 1),
-          attempts: 3,
-        },
-      },
-    );
+    for (const attempt of [1, 2, 3]) {
+      await abandonedBy(`killed-worker-${attempt}`, id, attempt, new Date(Date.now() - 1));
+    }
     const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
     worker.start();
     try {
@@ -175,7 +188,8 @@ describe('a pipeline worker shutting down', () => {
 
     for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
     const released = await h.document(id);
-    expect(released).toMatchObject({ status: 'BUILDING', leaseOwner: null, attempts: 0 });
+    expect(released).toMatchObject({ status: 'BUILDING', leaseOwner: null });
+    expect(await h.leases(id)).toEqual([{ attempt: 1, owner: workerA.workerId, released: true }]);
     expect(released!.leaseUntil.getTime()).toBe(0);
     expect(released!.logs).toContain(
       'The pipeline worker is shutting down: the build step will run again.',
@@ -187,7 +201,11 @@ describe('a pipeline worker shutting down', () => {
     try {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 5_000);
       expect(deployed.logs).toContain('built by B');
-      expect((await h.document(id))!.attempts).toBe(1);
+      expect(deployed.logs).not.toContain('--- Attempt');
+      expect(await h.leases(id)).toEqual([
+        { attempt: 1, owner: workerA.workerId, released: true },
+        { attempt: 2, owner: workerB.workerId, released: true },
+      ]);
     } finally {
       await workerB.stop();
     }

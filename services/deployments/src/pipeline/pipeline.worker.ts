@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Model } from 'mongoose';
 import type { Logger } from '@platform/shared';
-import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
+import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
-import type { DeploymentStatus } from '../deployments/status';
+import { isFinal, type DeploymentStatus, type ResolvedStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
-import { PipelineRepository, type LeaseCheck } from './pipeline.repository';
+import { PipelineRepository, type Lease } from './pipeline.repository';
 import { startStep, type RunningStep, type StepResult } from './step-runner';
 
 export interface PipelineWorkerOptions {
-  deployments: Model<DeploymentDoc>;
+  models: DeploymentModels;
   logger: Logger;
   buildCommand: string;
   deployCommand: string;
@@ -27,9 +26,9 @@ export interface PipelineWorkerOptions {
   pollIntervalMs?: number;
   /** After SIGTERM, how long a step's processes get before SIGKILL. */
   killGraceMs?: number;
-  /** Claims after which a deployment whose workers keep disappearing is FAILED. */
+  /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
   maxAttempts?: number;
-  /** Called after a write that queued a status event (wakes the outbox relay). */
+  /** Called after a status change was recorded (wakes the outbox relay). */
   onEventQueued: () => void;
 }
 
@@ -38,23 +37,32 @@ type Step = 'build' | 'deploy';
 const STEP_STATUS: Record<Step, DeploymentStatus> = { build: 'BUILDING', deploy: 'DEPLOYING' };
 
 /** Why a run stopped before its step finished. */
-type Interruption = Exclude<LeaseCheck, { held: true }> | { held: false; reason: 'shutdown' };
+type Interruption =
+  { reason: 'deleted' | 'lease-lost' | 'shutdown' } | { reason: 'status-changed'; now: Deployment };
 
 interface RunContext {
-  options: Required<Omit<PipelineWorkerOptions, 'deployments'>>;
+  options: Required<Omit<PipelineWorkerOptions, 'models'>>;
   workerId: string;
   pipeline: PipelineRepository;
   deployments: DeploymentsRepository;
   logger: Logger;
 }
 
+const CLAIM_BATCH = 20;
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+const statusOf = (d: Deployment): ResolvedStatus => ({
+  status: d.status,
+  statusChangedAt: d.statusChangedAt,
+  deployedAt: d.deployedAt,
+});
 
 /**
  * Runs deployments in this process: claims BUILDING/DEPLOYING ones with a lease, runs the
- * build then the deploy command, and moves the status along. Any number of workers (replicas)
- * share the work through the lease; one that dies loses its claim when the lease expires, and
- * the next worker runs the interrupted step again from the start.
+ * build then the deploy command, and records the status changes. Any number of workers
+ * (replicas) share the work through the leases; one that dies loses its claim when its lease
+ * expires, and the next worker runs the interrupted step again from the start.
  */
 export class PipelineWorker {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -66,8 +74,7 @@ export class PipelineWorker {
   private wakeLoop?: () => void;
 
   constructor(options: PipelineWorkerOptions) {
-    const { deployments, ...rest } = options;
-    const logger = options.logger.child({ component: 'pipeline', workerId: this.workerId });
+    const { models, ...rest } = options;
     this.context = {
       options: {
         heartbeatMs: 300,
@@ -77,9 +84,9 @@ export class PipelineWorker {
         ...rest,
       },
       workerId: this.workerId,
-      pipeline: new PipelineRepository(deployments),
-      deployments: new DeploymentsRepository(deployments),
-      logger,
+      pipeline: new PipelineRepository(models),
+      deployments: new DeploymentsRepository(models),
+      logger: options.logger.child({ component: 'pipeline', workerId: this.workerId }),
     };
   }
 
@@ -103,42 +110,59 @@ export class PipelineWorker {
     this.running = false;
     this.wake();
     await this.loop;
-    for (const { run } of this.active.values()) run.interrupt({ held: false, reason: 'shutdown' });
+    for (const { run } of this.active.values()) run.interrupt({ reason: 'shutdown' });
     await Promise.all([...this.active.values()].map(({ done }) => done));
   }
 
   private async claimLoop() {
-    const { concurrency, leaseMs, pollIntervalMs } = this.context.options;
+    const { concurrency, pollIntervalMs } = this.context.options;
     while (this.running) {
-      if (this.active.size >= concurrency) {
-        await this.idle(pollIntervalMs);
-        continue;
+      let claimed = false;
+      if (this.active.size < concurrency) {
+        try {
+          claimed = await this.claimOne();
+        } catch (err) {
+          this.context.logger.warn(
+            { err: (err as Error).message },
+            'could not look for deployments to run',
+          );
+        }
       }
-      let claimed: Deployment | null = null;
-      try {
-        claimed = await this.context.pipeline.claimNext(this.workerId, leaseMs);
-      } catch (err) {
-        this.context.logger.warn(
-          { err: (err as Error).message },
-          'could not look for deployments to run',
-        );
-      }
-      if (!claimed) {
-        await this.idle(pollIntervalMs);
-        continue;
-      }
-      if (!this.running) {
-        await this.context.pipeline
-          .release(claimed.id, this.workerId, claimed.logs, true)
-          .catch(() => false);
-        break;
-      }
-      this.launch(claimed);
+      if (!claimed) await this.idle(pollIntervalMs);
     }
   }
 
-  private launch(deployment: Deployment) {
-    const run = new DeploymentRun(deployment, this.context);
+  /** Claims and starts one deployment; false when there is none to run. */
+  private async claimOne(): Promise<boolean> {
+    const { pipeline, deployments, options, workerId } = this.context;
+    const candidates = await pipeline.claimCandidates(new Date(), CLAIM_BATCH);
+    for (const candidate of candidates) {
+      if (this.active.has(candidate.id)) continue;
+      const deployment = await deployments.findById(candidate.id);
+      if (!deployment) continue;
+      if (isFinal(deployment.status)) {
+        // Cancelled before anyone ran it: only its status copy was behind.
+        await pipeline.repairStatusCopy(deployment);
+        continue;
+      }
+      const lease = await pipeline.claim(candidate, workerId, options.leaseMs);
+      if (!lease) continue;
+      if (!this.running) {
+        await pipeline.release(lease, deployment.logs, statusOf(deployment));
+        return false;
+      }
+      if (!(await deployments.hasCreationRecord(deployment.id))) {
+        await deployments.recordCreation(deployment);
+        options.onEventQueued();
+      }
+      this.launch(deployment, lease);
+      return true;
+    }
+    return false;
+  }
+
+  private launch(deployment: Deployment, lease: Lease) {
+    const run = new DeploymentRun(deployment, lease, this.context);
     const done = run
       .run()
       .catch((err: unknown) => {
@@ -181,11 +205,12 @@ class DeploymentRun {
 
   constructor(
     private deployment: Deployment,
+    private readonly lease: Lease,
     private readonly context: RunContext,
   ) {
     this.log = new LogBuffer(context.options.logLimitBytes, deployment.logs);
-    this.leaseUntil = deployment.leaseUntil.getTime();
-    this.logger = context.logger.child({ deploymentId: deployment.id });
+    this.leaseUntil = lease.leaseUntil.getTime();
+    this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
   }
 
   /** Stops the running step; the run then settles according to the reason. */
@@ -197,17 +222,17 @@ class DeploymentRun {
 
   async run(): Promise<void> {
     const { maxAttempts } = this.context.options;
-    const { attempts, status } = this.deployment;
-    if (attempts > 1) {
+    const { lostAttempts } = this.lease;
+    if (lostAttempts > 0) {
       this.log.line(
-        `--- Attempt ${attempts}: the pipeline worker running this deployment stopped responding. ---`,
+        `--- Attempt ${lostAttempts + 1}: the pipeline worker running this deployment stopped responding. ---`,
       );
     }
-    if (attempts > maxAttempts) {
+    if (lostAttempts >= maxAttempts) {
       await this.fail(`Gave up after ${maxAttempts} attempts.`);
       return;
     }
-    this.logger.info({ status, attempts }, 'running deployment');
+    this.logger.info({ status: this.deployment.status }, 'running deployment');
     if (this.deployment.status === 'BUILDING') {
       if (!(await this.runStep('build'))) return;
       if (!(await this.advance('DEPLOYING'))) return;
@@ -299,105 +324,115 @@ class DeploymentRun {
   }
 
   private async beat(step: Step) {
-    const { pipeline, options, workerId } = this.context;
+    const { pipeline, options } = this.context;
     const leaseUntil = Date.now() + options.leaseMs;
-    const snapshot = this.log.dirty ? this.log.snapshot() : undefined;
     try {
-      const check = await pipeline.heartbeat(
-        this.deployment.id,
-        workerId,
-        STEP_STATUS[step],
-        new Date(leaseUntil),
-        snapshot?.text,
-      );
-      if (check.held) {
-        this.leaseUntil = leaseUntil;
-        if (snapshot) this.log.written(snapshot);
-        return;
-      }
-      this.interrupt(check);
+      const [renewed, takenOver, left] = await Promise.all([
+        pipeline.renew(this.lease, new Date(leaseUntil)),
+        pipeline.isTakenOver(this.lease),
+        pipeline.hasLeft(this.deployment.id, STEP_STATUS[step]),
+      ]);
+      if (!renewed) return this.interrupt({ reason: 'deleted' });
+      if (takenOver) return this.interrupt({ reason: 'lease-lost' });
+      this.leaseUntil = leaseUntil;
+      if (left) return this.interrupt(await this.whatChanged());
+      const snapshot = this.log.dirty ? this.log.snapshot() : undefined;
+      const exists = await pipeline.writeProgress(this.lease, {
+        logs: snapshot?.text,
+        leaseUntil: new Date(leaseUntil),
+      });
+      if (!exists) return this.interrupt({ reason: 'deleted' });
+      if (snapshot) this.log.written(snapshot);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not renew the lease');
       // Stop before another worker may take over, so the step never runs twice at once.
-      if (Date.now() >= this.leaseUntil - options.heartbeatMs) {
-        this.interrupt({ held: false, reason: 'lease-lost' });
-      }
+      if (Date.now() >= this.leaseUntil - options.heartbeatMs)
+        this.interrupt({ reason: 'lease-lost' });
     }
   }
 
-  /** Moves to the next status with the logs; DEPLOYED also ends the lease. */
+  /** The deployment's status moved without us: which status, or gone. */
+  private async whatChanged(): Promise<Interruption> {
+    const now = await this.context.deployments.findById(this.deployment.id);
+    return now ? { reason: 'status-changed', now } : { reason: 'deleted' };
+  }
+
+  /** Records the next status; DEPLOYED also gives the lease back. */
   private async advance(to: 'DEPLOYING' | 'DEPLOYED'): Promise<boolean> {
-    const { deployments, options, workerId } = this.context;
-    if (to === 'DEPLOYED') this.log.line('Deployed.');
-    const snapshot = this.log.snapshot();
-    const release = to === 'DEPLOYED' ? { leaseOwner: null, leaseUntil: NO_LEASE } : {};
-    const updated = await deployments.transition(this.deployment, to, {
-      leaseOwner: workerId,
-      set: { logs: snapshot.text, ...release },
-    });
-    if (!updated) {
-      await this.settleLostRace(to === 'DEPLOYING' ? 'build' : 'deploy');
-      return false;
-    }
-    this.log.written(snapshot);
+    const { pipeline, options } = this.context;
+    const updated = await this.recordChange(to);
+    if (!updated) return false;
     this.deployment = updated;
     options.onEventQueued();
+    if (to === 'DEPLOYED') {
+      await pipeline.release(this.lease, this.log.toString(), statusOf(updated));
+    } else {
+      await pipeline.writeProgress(this.lease, { status: statusOf(updated) });
+    }
     this.logger.info({ status: to }, 'deployment moved on');
     return true;
   }
 
   private async fail(message: string) {
-    const { deployments, options, workerId } = this.context;
+    const { pipeline, options } = this.context;
     this.log.line(message);
-    const updated = await deployments.transition(this.deployment, 'FAILED', {
-      leaseOwner: workerId,
-      set: { logs: this.log.toString(), leaseOwner: null, leaseUntil: NO_LEASE },
-    });
-    if (!updated) {
-      await this.settleLostRace(this.deployment.status === 'BUILDING' ? 'build' : 'deploy');
-      return;
-    }
+    const updated = await this.recordChange('FAILED');
+    if (!updated) return;
     options.onEventQueued();
+    await pipeline.release(this.lease, this.log.toString(), statusOf(updated));
     this.logger.info({ reason: message }, 'deployment failed');
   }
 
-  /** A conditional write lost: find out to what (usually a cancel) and settle accordingly. */
-  private async settleLostRace(step: Step) {
-    const check = await this.context.pipeline.heartbeat(
-      this.deployment.id,
-      this.context.workerId,
-      this.deployment.status,
-      new Date(Date.now() + this.context.options.leaseMs),
-    );
-    this.interruption ??= check.held ? { held: false, reason: 'lease-lost' } : check;
-    await this.settleInterrupted(step);
+  /**
+   * Records a status change while this worker still holds the deployment. Null when another
+   * worker took over or another change (a cancel) came first; the run is then settled.
+   */
+  private async recordChange(to: DeploymentStatus): Promise<Deployment | null> {
+    const { pipeline, deployments } = this.context;
+    const step: Step = this.deployment.status === 'BUILDING' ? 'build' : 'deploy';
+    // The output goes in before the status, so whoever sees the new status sees all of it.
+    const snapshot = this.log.snapshot();
+    if (!(await pipeline.writeProgress(this.lease, { logs: snapshot.text }))) {
+      this.interruption ??= { reason: 'deleted' };
+      await this.settleInterrupted(step);
+      return null;
+    }
+    this.log.written(snapshot);
+    if (await pipeline.isTakenOver(this.lease)) {
+      this.interruption ??= { reason: 'lease-lost' };
+      await this.settleInterrupted(step);
+      return null;
+    }
+    const updated = await deployments.transition(this.deployment, to, this.lease.attempt);
+    if (!updated) {
+      this.interruption ??= await this.whatChanged();
+      await this.settleInterrupted(step);
+    }
+    return updated;
   }
 
   private async settleInterrupted(step: Step) {
-    const { pipeline, workerId } = this.context;
+    const { pipeline } = this.context;
     const interruption = this.interruption;
     if (!interruption) return;
     switch (interruption.reason) {
-      case 'status-changed':
-        this.log.line(
-          `Deployment ${interruption.status.toLowerCase()}: the ${step} step was stopped.`,
-        );
-        await pipeline.release(this.deployment.id, workerId, this.log.toString());
-        this.logger.info(
-          { status: interruption.status },
-          'deployment changed elsewhere; run stopped',
-        );
+      case 'status-changed': {
+        const { status } = interruption.now;
+        this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
+        await pipeline.release(this.lease, this.log.toString(), statusOf(interruption.now));
+        this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
+      }
       case 'shutdown':
         this.log.line(`The pipeline worker is shutting down: the ${step} step will run again.`);
-        await pipeline.release(this.deployment.id, workerId, this.log.toString(), true);
+        await pipeline.release(this.lease, this.log.toString(), statusOf(this.deployment));
         this.logger.info('deployment handed back on shutdown');
         return;
       case 'deleted':
         this.logger.info('deployment deleted; run stopped');
         return;
       case 'lease-lost':
-        this.logger.warn('lost the lease on the deployment; run stopped');
+        this.logger.warn('another worker took the deployment over; run stopped');
         return;
     }
   }

@@ -1,6 +1,7 @@
 import type { Kafka } from 'kafkajs';
 import {
   OutboxRelay,
+  type DeploymentStatusChangedEvent,
   connectMongo,
   createInternalClient,
   createKafka,
@@ -19,14 +20,18 @@ import {
   TEST_INTERNAL_SECRET,
 } from '@platform/shared/testing';
 import { createApp, createDeploymentsService } from '../app';
-import { deploymentModels, type DeploymentDoc } from '../deployments/deployments.model';
+import {
+  allModels,
+  deploymentModels,
+  type DeploymentDoc,
+  type LeaseDoc,
+  type TransitionDoc,
+} from '../deployments/deployments.model';
 import type { DeploymentStatus } from '../deployments/status';
 import { PipelineWorker, type PipelineWorkerOptions } from '../pipeline/pipeline.worker';
 import { startProjectsStub, type OwnedService } from './projects-stub';
 
-export type PipelineOverrides = Partial<
-  Omit<PipelineWorkerOptions, 'deployments' | 'onEventQueued'>
->;
+export type PipelineOverrides = Partial<Omit<PipelineWorkerOptions, 'models' | 'onEventQueued'>>;
 
 export interface HarnessOptions {
   /** Run a pipeline worker in the test process (false: deployments stay BUILDING). */
@@ -38,7 +43,7 @@ export interface HarnessOptions {
 /** Fast defaults: real processes and timings, scaled down. */
 export const testPipelineOptions = (): Omit<
   PipelineWorkerOptions,
-  'deployments' | 'logger' | 'onEventQueued'
+  'models' | 'logger' | 'onEventQueued'
 > => ({
   buildCommand: 'echo "building $COMMIT_HASH"; sleep 0.2',
   deployCommand: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
@@ -65,7 +70,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     logger,
   });
   const models = deploymentModels(connection);
-  await syncIndexes([models.deployments, models.idempotencyKeys]);
+  await syncIndexes(allModels(models));
   const projects = await startProjectsStub();
   const kafka: Kafka = createKafka({
     brokers: kafkaBrokers,
@@ -78,7 +83,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     await ensureTopics(kafka);
     relay = new OutboxRelay({
       producer: createProducer(kafka),
-      models: [models.deployments],
+      models: [models.transitions],
       logger,
       pollIntervalMs: 200,
     });
@@ -88,7 +93,7 @@ export async function startHarness(options: HarnessOptions = {}) {
 
   const newWorker = (overrides: PipelineOverrides = {}) =>
     new PipelineWorker({
-      deployments: models.deployments,
+      models,
       logger,
       onEventQueued,
       ...testPipelineOptions(),
@@ -123,6 +128,40 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** The stored document, as the API left it. */
     async document(id: string): Promise<DeploymentDoc | null> {
       return models.deployments.findById(id).lean<DeploymentDoc>();
+    },
+    /** The recorded status changes, as "from>to" ("->BUILDING" for the creation), in order. */
+    async changes(id: string): Promise<string[]> {
+      const rows = await models.transitions
+        .find({ deploymentId: id })
+        .sort({ at: 1, _id: 1 })
+        .lean<TransitionDoc[]>();
+      return rows.map((t) => `${t.from ?? '-'}>${t.to}`);
+    },
+    /** The document once the worker that ran it has given it back (just after its last status). */
+    async released(id: string): Promise<DeploymentDoc> {
+      return waitFor(
+        async () => {
+          const doc = await models.deployments.findById(id).lean<DeploymentDoc>();
+          return doc?.leaseOwner === null ? doc : null;
+        },
+        { what: `deployment ${id} to be released` },
+      );
+    },
+    /** The deployment's leases, one per attempt, in order. */
+    async leases(id: string) {
+      const rows = await models.leases
+        .find({ deploymentId: id })
+        .sort({ attempt: 1 })
+        .lean<LeaseDoc[]>();
+      return rows.map(({ attempt, owner, released }) => ({ attempt, owner, released }));
+    },
+    /** The status events not published yet, in the order they were recorded. */
+    async pendingEvents(id: string) {
+      const rows = await models.transitions
+        .find({ deploymentId: id })
+        .sort({ at: 1, _id: 1 })
+        .lean<TransitionDoc[]>();
+      return rows.flatMap((t) => t.outbox.map((e) => e.payload as DeploymentStatusChangedEvent));
     },
     async waitForStatus(
       owned: OwnedService,
