@@ -135,7 +135,11 @@ async function goBuild(output: string): Promise<void> {
   const started = Date.now();
   const child = spawn('go', ['build', '-trimpath', '-o', output, '.'], {
     cwd: GO_SOURCES,
-    env: { ...process.env, GOFLAGS: '-mod=readonly' },
+    // go.sum is committed: never update it while building.
+    env: {
+      ...process.env,
+      GOFLAGS: [process.env.GOFLAGS, '-mod=readonly'].filter(Boolean).join(' '),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

@@ -162,25 +162,29 @@ describe('the reachability model', () => {
     expect(new NetworkModel([]).canConnect(projects, auth, 4001)).toBe(true);
   });
 
-  it('notices policies that open auth to every pod in the namespace', async () => {
-    const { objects } = await rendered('production');
-    const openIngress = policy('auth-open-ingress', {
-      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'auth' } },
-      ingress: [{ from: [{ podSelector: {} }] }],
-    });
-    const openEgress = policy('open-egress', {
-      podSelector: {},
-      policyTypes: ['Egress'],
-      egress: [{}],
-    });
-    const podNamed = (name: string) => podsOf(objects).find((p) => p.name === name)!;
-    const projectsToAuth = (policies: K8sObject[]) =>
-      new NetworkModel(policies).canConnect(podNamed('projects'), podNamed('auth'), 4001);
-    expect(projectsToAuth(objects)).toBe(false);
-    // Opening auth's ingress alone is not enough: projects' egress must allow it too.
-    expect(projectsToAuth([...objects, openIngress])).toBe(false);
-    expect(projectsToAuth([...objects, openIngress, openEgress])).toBe(true);
-  });
+  it(
+    'notices policies that open auth to every pod in the namespace',
+    async () => {
+      const { objects } = await rendered('production');
+      const openIngress = policy('auth-open-ingress', {
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'auth' } },
+        ingress: [{ from: [{ podSelector: {} }] }],
+      });
+      const openEgress = policy('open-egress', {
+        podSelector: {},
+        policyTypes: ['Egress'],
+        egress: [{}],
+      });
+      const podNamed = (name: string) => podsOf(objects).find((p) => p.name === name)!;
+      const projectsToAuth = (policies: K8sObject[]) =>
+        new NetworkModel(policies).canConnect(podNamed('projects'), podNamed('auth'), 4001);
+      expect(projectsToAuth(objects)).toBe(false);
+      // Opening auth's ingress alone is not enough: projects' egress must allow it too.
+      expect(projectsToAuth([...objects, openIngress])).toBe(false);
+      expect(projectsToAuth([...objects, openIngress, openEgress])).toBe(true);
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
 
   it('reads a namespace and a pod selector in one peer as AND, in two peers as OR', () => {
     const fromIngress = (peers: unknown[]) =>

@@ -112,13 +112,17 @@ describe('the development overlay', () => {
 });
 
 describe.each(['development', 'production'] as const)('the %s Ingress', (overlay) => {
-  it('routes to the gateway and nothing else', async () => {
-    const { objects } = await rendered(overlay);
-    const ingresses = objectsOfKind(objects, 'Ingress');
-    expect(ingresses).toHaveLength(1);
-    const backends = ingresses[0]!.spec.rules.flatMap((rule: any) =>
-      rule.http.paths.map((p: any) => p.backend.service.name),
-    );
-    expect(new Set(backends)).toEqual(new Set(['gateway']));
-  });
+  it(
+    'routes to the gateway and nothing else',
+    async () => {
+      const { objects } = await rendered(overlay);
+      const ingresses = objectsOfKind(objects, 'Ingress');
+      expect(ingresses).toHaveLength(1);
+      const backends = ingresses[0]!.spec.rules.flatMap((rule: any) =>
+        rule.http.paths.map((p: any) => p.backend.service.name),
+      );
+      expect(new Set(backends)).toEqual(new Set(['gateway']));
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
 });

@@ -103,20 +103,24 @@ describe.each(OVERLAYS)('the environment of the %s overlay', (overlay) => {
 });
 
 describe('the production Secret', () => {
-  it('lists in platform-secrets.example.env exactly the keys the Deployments reference', async () => {
-    const { objects } = await rendered('production');
-    const referenced = new Set<string>();
-    for (const deployment of objectsOfKind(objects, 'Deployment')) {
-      for (const entry of mainContainer(deployment).env ?? []) {
-        const ref = entry.valueFrom?.secretKeyRef;
-        if (ref?.name === 'platform-secrets') referenced.add(ref.key);
+  it(
+    'lists in platform-secrets.example.env exactly the keys the Deployments reference',
+    async () => {
+      const { objects } = await rendered('production');
+      const referenced = new Set<string>();
+      for (const deployment of objectsOfKind(objects, 'Deployment')) {
+        for (const entry of mainContainer(deployment).env ?? []) {
+          const ref = entry.valueFrom?.secretKeyRef;
+          if (ref?.name === 'platform-secrets') referenced.add(ref.key);
+        }
       }
-    }
-    const documented = readEnvFile(
-      path.join(REPO_ROOT, 'k8s/overlays/production/platform-secrets.example.env'),
-    );
-    expect(Object.keys(documented).sort()).toEqual([...referenced].sort());
-  });
+      const documented = readEnvFile(
+        path.join(REPO_ROOT, 'k8s/overlays/production/platform-secrets.example.env'),
+      );
+      expect(Object.keys(documented).sort()).toEqual([...referenced].sort());
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
 });
 
 describe('the environment of docker-compose.yml', () => {
