@@ -394,6 +394,31 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
   });
 
+  it('records exactly one of a cancel and the pipeline’s next status when they race', async () => {
+    const repository = new DeploymentsRepository(h.models);
+    const service = h.projects.addService();
+    for (let round = 0; round < 15; round++) {
+      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+      const building = (await repository.findById(created.body.id))!;
+
+      const [cancel, moved] = await Promise.all([
+        h.api.cancel(service, created.body.id),
+        repository.transition(building, 'DEPLOYING', 1),
+      ]);
+
+      const changes = await h.changes(created.body.id);
+      if (moved) {
+        // The pipeline won; the cancel was tried again from DEPLOYING.
+        expect(cancel.status).toBe(200);
+        expect(changes).toEqual(['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>CANCELLED']);
+      } else {
+        expect(cancel.status).toBe(200);
+        expect(changes).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+      }
+      expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
+    }
+  });
+
   it('answers 409 for a deployment that is already DEPLOYED or FAILED', async () => {
     const service = h.projects.addService();
     const deployed = await h.api.trigger(service, { commitHash: 'abcdef1' });

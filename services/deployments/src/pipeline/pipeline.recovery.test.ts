@@ -170,6 +170,35 @@ describe('a pipeline worker that stops without finishing', () => {
   });
 });
 
+describe('a deployment whose creation event was never recorded', () => {
+  it('gets it from the worker that claims it, before its other events', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    // As if the API process stopped between inserting the deployment and its first event.
+    await h.models.transitions.deleteMany({ deploymentId: created.body.id });
+
+    const worker = h.newWorker({});
+    worker.start();
+    try {
+      await h.waitForStatus(service, created.body.id, 'DEPLOYED');
+
+      expect(await statusesQueued(created.body.id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
+      ]);
+      const first = (await h.pendingEvents(created.body.id))[0]!;
+      expect(first).toMatchObject({
+        status: 'BUILDING',
+        previousStatus: null,
+        deploymentId: created.body.id,
+      });
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('a pipeline worker shutting down', () => {
   it('stops its running step and hands the deployment back for another worker to run at once', async () => {
     const workerA = h.newWorker({

@@ -237,6 +237,28 @@ describe('the pipeline', () => {
     });
   });
 
+  it('stops every one of several builds cancelled at the same moment', async () => {
+    await withWorker({ buildCommand: LONG_STEP, concurrency: 4 }, async () => {
+      const service = h.projects.addService();
+      const created = await Promise.all(
+        Array.from({ length: 4 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
+      );
+      const pids = (await Promise.all(created.map((c) => pidsOf(c.body.id)))).flat();
+
+      const cancels = await Promise.all(created.map((c) => h.api.cancel(service, c.body.id)));
+
+      expect(cancels.map((c) => c.status)).toEqual([200, 200, 200, 200]);
+      await waitFor(
+        async () => (await Promise.all(pids.map(isProcessRunning))).every((running) => !running),
+        { timeoutMs: 5_000, what: 'every build to stop' },
+      );
+      for (const c of created) {
+        expect((await h.released(c.body.id)).status).toBe('CANCELLED');
+        expect(await statusesQueued(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+      }
+    });
+  });
+
   it('stops the deploy step when the deployment is cancelled while DEPLOYING', async () => {
     await withWorker({ buildCommand: 'echo built', deployCommand: LONG_STEP }, async () => {
       const service = h.projects.addService();
@@ -257,6 +279,24 @@ describe('the pipeline', () => {
         'DEPLOYING>CANCELLED',
       ]);
     });
+  });
+
+  it('never runs a deployment that was cancelled before a worker claimed it', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    expect((await h.api.cancel(service, created.body.id)).status).toBe(200);
+
+    await withWorker({ buildCommand: 'echo build-ran' }, async () => {
+      // The worker corrects the status copy it claims by, instead of running the build.
+      await waitFor(async () => (await h.document(created.body.id))?.status === 'CANCELLED', {
+        what: 'the status copy to be corrected',
+      });
+    });
+
+    const res = await h.api.get(service, created.body.id);
+    expect(res.body.status).toBe('CANCELLED');
+    expect(res.body.logs).toBe('');
+    expect(await h.leases(created.body.id)).toEqual([]);
   });
 
   it('keeps the logs within the limit, trimming the oldest output with a marker', async () => {
