@@ -1,0 +1,152 @@
+/**
+ * Benchmark 1, gateway overhead: the same authenticated `GET /api/projects/:id`, through the
+ * gateway (session cookie) and straight to the projects service (a signed identity header, as
+ * the gateway would add), back to back in one run, at 50 connections for 20 s each.
+ *
+ * Rounds alternate the order (direct first, then gateway first) so drift on a shared machine
+ * falls on both sides. A second pass at one connection gives the unloaded latency: at 50
+ * connections every request queues behind the others (Little's law), so the p50 difference
+ * there is mostly the throughput difference; at one connection it is the gateway's own time.
+ */
+import { distribution } from './lib/stats';
+import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
+import { intEnv } from './lib/env';
+import { cpuMeter, infraPids, perRequest } from './lib/cpu';
+import { load, type LoadResult } from './lib/load';
+import { ms, say } from './lib/log';
+import { verdict, writeResults } from './lib/results';
+import { main, startStack } from './lib/stack';
+import { resetStack } from './lib/stores';
+
+const CONNECTIONS = intEnv('BENCH_CONNECTIONS', 50);
+const DURATION_S = intEnv('BENCH_DURATION_S', 20);
+const ROUNDS = intEnv('BENCH_ROUNDS', 2);
+const WARMUP_S = intEnv('BENCH_WARMUP_S', 5);
+const UNLOADED_S = intEnv('BENCH_UNLOADED_S', 10);
+
+type Path = 'gateway' | 'direct';
+
+interface Run {
+  result: LoadResult;
+  samples: Float64Array;
+  cpuMsPerRequest: Record<string, number>;
+}
+
+main('gateway-overhead', 900, async () => {
+  const stack = await startStack({ reset: resetStack });
+  const client = new BrowserClient(stack.gateway);
+  const accountId = await client.signIn(uniqueEmail('gateway'));
+  const project = await client.expect<{ id: string }>(201, 'POST', '/api/projects', {
+    name: `bench gateway ${Date.now()}`,
+    description: 'The project every request of the gateway benchmark reads.',
+  });
+  const path = `/api/projects/${project.id}`;
+
+  // Signed once for the whole run: signIdentity's default 60 s would expire mid-run.
+  const totalS = 2 * (WARMUP_S + ROUNDS * DURATION_S + UNLOADED_S) + 600;
+  const identity = identityHeader(accountId, stack.internalSecret, totalS);
+  const targets: Record<Path, { url: string; headers: Record<string, string> }> = {
+    gateway: { url: `${stack.gateway}${path}`, headers: { cookie: client.cookieHeader() } },
+    direct: { url: `${stack.projects}${path}`, headers: identity },
+  };
+
+  // Both answer the same document, or the comparison means nothing.
+  const viaGateway = await client.get(path);
+  const direct = await directGet(targets.direct.url, identity);
+  if (viaGateway.status !== 200 || direct.status !== 200) {
+    throw new Error(`sanity: gateway ${viaGateway.status}, direct ${direct.status}`);
+  }
+  if (JSON.stringify(viaGateway.body) !== JSON.stringify(direct.body)) {
+    throw new Error('sanity: the gateway and the service answered different bodies');
+  }
+
+  const pids = { ...stack.pids, ...(await infraPids()) };
+  const measure = async (which: Path, label: string, connections: number, durationS: number) => {
+    const meter = cpuMeter(pids);
+    const { result, samples } = await load({
+      label,
+      url: targets[which].url,
+      headers: targets[which].headers,
+      connections,
+      durationS,
+    });
+    const cpu = meter.stop();
+    if (result.non2xx > 0 || result.errors > 0) {
+      throw new Error(`${label}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    }
+    return { result, samples, cpuMsPerRequest: perRequest(cpu, result.requests) } as Run;
+  };
+
+  say(`warm-up: ${WARMUP_S} s per path`);
+  await measure('direct', 'warm-up direct', CONNECTIONS, WARMUP_S);
+  await measure('gateway', 'warm-up gateway', CONNECTIONS, WARMUP_S);
+
+  const runs: Record<Path, Run[]> = { gateway: [], direct: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const order: Path[] = round % 2 === 1 ? ['direct', 'gateway'] : ['gateway', 'direct'];
+    for (const which of order) {
+      runs[which].push(await measure(which, `round ${round} ${which}`, CONNECTIONS, DURATION_S));
+    }
+  }
+
+  const unloaded: Record<Path, Run> = {
+    direct: await measure('direct', 'unloaded direct', 1, UNLOADED_S),
+    gateway: await measure('gateway', 'unloaded gateway', 1, UNLOADED_S),
+  };
+
+  const combine = (list: Run[]) => {
+    const requests = list.reduce((n, r) => n + r.result.requests, 0);
+    const seconds = list.reduce((n, r) => n + r.result.durationS, 0);
+    const all = new Float64Array(list.reduce((n, r) => n + r.samples.length, 0));
+    let at = 0;
+    for (const r of list) {
+      all.set(r.samples, at);
+      at += r.samples.length;
+    }
+    return { requests, throughput: ms(requests / seconds, 1), latencyMs: distribution(all) };
+  };
+  const gateway = combine(runs.gateway);
+  const directAll = combine(runs.direct);
+  const ratio = ms(gateway.throughput / directAll.throughput, 3);
+  const addedP50 = ms(gateway.latencyMs.p50 - directAll.latencyMs.p50);
+  const addedP50Unloaded = ms(
+    unloaded.gateway.result.latencyMs.p50 - unloaded.direct.result.latencyMs.p50,
+  );
+
+  const verdicts = [
+    verdict('gateway throughput / direct throughput', ratio, '>=', 0.6),
+    verdict(`added p50 at ${CONNECTIONS} connections`, addedP50, '<', 2, ' ms'),
+    verdict('added p50 at 1 connection (unloaded)', addedP50Unloaded, '<', 2, ' ms'),
+  ];
+
+  writeResults('gateway-overhead', {
+    request: 'GET /api/projects/:projectId',
+    settings: {
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      rounds: ROUNDS,
+      warmupS: WARMUP_S,
+    },
+    summary: {
+      gateway: { ...gateway },
+      direct: { ...directAll },
+      throughputRatio: ratio,
+      addedP50Ms: addedP50,
+      addedP99Ms: ms(gateway.latencyMs.p99 - directAll.latencyMs.p99),
+      unloaded: {
+        gateway: unloaded.gateway.result.latencyMs,
+        direct: unloaded.direct.result.latencyMs,
+        addedP50Ms: addedP50Unloaded,
+        cpuMsPerRequest: {
+          gateway: unloaded.gateway.cpuMsPerRequest,
+          direct: unloaded.direct.cpuMsPerRequest,
+        },
+      },
+    },
+    verdicts,
+    rounds: {
+      gateway: runs.gateway.map((r) => ({ ...r.result, cpuMsPerRequest: r.cpuMsPerRequest })),
+      direct: runs.direct.map((r) => ({ ...r.result, cpuMsPerRequest: r.cpuMsPerRequest })),
+    },
+  });
+});
