@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from './env';
+import { REPO_ROOT, infraEnv } from './env';
 
 const run = promisify(execFile);
 /** Linux clock ticks per second (getconf CLK_TCK; 100 on every common kernel). */
@@ -25,7 +25,10 @@ export async function infraPids(): Promise<Record<string, number>> {
   const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
   const pids: Record<string, number> = {};
   try {
-    const { stdout } = await run('bash', [infra, 'status', 'all'], { timeout: 30_000 });
+    const { stdout } = await run('bash', [infra, 'status', 'all'], {
+      timeout: 30_000,
+      env: { ...process.env, ...infraEnv() },
+    });
     for (const match of stdout.matchAll(/^(\w+)\s+running\s+pid (\d+)/gm)) {
       pids[match[1] === 'mongo' ? 'ferretdb' : match[1]!] = Number(match[2]);
     }

@@ -58,3 +58,21 @@ export function intEnv(name: string, fallback: number): number {
   if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${name} must be a positive number`);
   return Math.floor(parsed);
 }
+
+/**
+ * The infrastructure the benchmarks use. Default `private`: a Redis, Kafka and FerretDB of their
+ * own (scripts/infra/infra.sh with its own PLATFORM_RUN_DIR and ports), because the shared ones
+ * are restarted by other people's fault tests and carry other stacks' events, which showed up
+ * as multi-second stalls in the tails. `BENCH_INFRA=shared` uses the developer servers.
+ */
+export function infraEnv(): Record<string, string> {
+  if (process.env.BENCH_INFRA === 'shared') return {};
+  const cache = process.env.XDG_CACHE_HOME || path.join(process.env.HOME || '/tmp', '.cache');
+  return {
+    PLATFORM_RUN_DIR: path.join(cache, 'platform-dev', 'run-bench'),
+    REDIS_PORT: '26379',
+    KAFKA_PORT: '29092',
+    KAFKA_CONTROLLER_PORT: '29093',
+    MONGO_PORT: '27027',
+  };
+}

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, RESULTS_DIR, externalStack } from './env';
+import { REPO_ROOT, RESULTS_DIR, externalStack, infraEnv } from './env';
 import { say } from './log';
 
 /** Where and on what a result was measured: the machine is shared and noisy, so say so. */
@@ -15,9 +15,23 @@ export function machine() {
   } catch {
     // not a git checkout
   }
+  // The stack runs what is in the working tree: name what differed from the commit.
+  let uncommitted: string[] = [];
+  try {
+    uncommitted = execFileSync('git', ['status', '--porcelain', '--', 'services', 'libs'], {
+      cwd: REPO_ROOT,
+    })
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(3));
+  } catch {
+    // not a git checkout
+  }
   return {
     date: new Date().toISOString(),
     commit,
+    uncommittedServiceFiles: uncommitted,
     node: process.version,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
@@ -27,6 +41,10 @@ export function machine() {
       ? 'external (BENCH_BASE_URL)'
       : 'own (scripts/start.sh, STACK_NAME=bench)',
     database: 'FerretDB 1.24 (SQLite backend) on 127.0.0.1',
+    infrastructure:
+      process.env.BENCH_INFRA === 'shared'
+        ? 'shared Redis/Kafka/FerretDB (BENCH_INFRA=shared)'
+        : `private Redis/Kafka/FerretDB (${infraEnv().PLATFORM_RUN_DIR})`,
   };
 }
 

@@ -1,10 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BENCH_PORTS, REPO_ROOT, endpoints, externalStack, type Endpoints } from './env';
+import { BENCH_PORTS, REPO_ROOT, endpoints, externalStack, infraEnv, type Endpoints } from './env';
 import { say } from './log';
 
-const run = promisify(execFile);
+const execute = promisify(execFile);
+/** infra.sh with the benchmark's infrastructure settings (see infraEnv). */
+const run = (command: string, args: string[], options: { timeout: number }) =>
+  execute(command, args, { ...options, env: { ...process.env, ...infraEnv() } });
 const INFRA = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
 const COMPONENTS = ['redis', 'kafka', 'mongo'] as const;
 const START_TIMEOUT_MS = 300_000;
@@ -84,6 +87,21 @@ export interface StartOptions {
  */
 export async function startStack(options: StartOptions = {}): Promise<Stack> {
   handleSignals();
+  // The infrastructure is shared: another engineer's fault test may restart Kafka or Mongo
+  // while the stack boots, which stops start.sh. Try again a few times before giving up.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(options);
+    } catch (err) {
+      if (attempt >= 3 || externalStack()) throw err;
+      const tail = (err as Error).message.split('\n').slice(-3).join(' | ');
+      say(`the stack did not start (attempt ${attempt}): ${tail.slice(0, 300)}; retrying in 15 s`);
+      await new Promise((r) => setTimeout(r, 15_000));
+    }
+  }
+}
+
+async function startStackOnce(options: StartOptions): Promise<Stack> {
   const where = endpoints();
   if (externalStack()) {
     say(`using the running stack at ${where.gateway} (BENCH_BASE_URL)`);
@@ -93,7 +111,8 @@ export async function startStack(options: StartOptions = {}): Promise<Stack> {
   const notRunning: string[] = [];
   for (const c of COMPONENTS) if (!(await isRunning(c))) notRunning.push(c);
   if (notRunning.length > 0) {
-    say(`starting infrastructure: ${notRunning.join(', ')} (stopped again at the end)`);
+    const runDir = infraEnv().PLATFORM_RUN_DIR ?? 'the shared servers';
+    say(`starting infrastructure: ${notRunning.join(', ')} in ${runDir} (stopped at the end)`);
     await run('bash', [INFRA, 'start', 'all'], { timeout: 600_000 });
     stoppers.push(async () => {
       for (const c of notRunning) {
