@@ -42,7 +42,11 @@ describe('deployment.status-changed events', () => {
     const created = await h.api.trigger(service, { commitHash });
     await h.waitForStatus(service, created.body.id, 'DEPLOYED');
 
-    const messages = await collector.waitFor((m) => m.value?.deploymentId === created.body.id, 3);
+    const messages = await collector.waitFor(
+      (m) => m.value?.deploymentId === created.body.id,
+      3,
+      45_000,
+    );
     // Anything published twice would show up by now.
     await new Promise((r) => setTimeout(r, 500));
 
@@ -87,7 +91,11 @@ describe('deployment.status-changed events', () => {
 
     const cancelled = await h.api.cancel(service, created.body.id);
     expect(cancelled.status).toBe(200);
-    const messages = await collector.waitFor((m) => m.value?.deploymentId === created.body.id, 2);
+    const messages = await collector.waitFor(
+      (m) => m.value?.deploymentId === created.body.id,
+      2,
+      45_000,
+    );
     await new Promise((r) => setTimeout(r, 500));
 
     expect(eventsOf(created.body.id)).toHaveLength(2);

@@ -140,6 +140,7 @@ describe('a pipeline worker that stops without finishing', () => {
       expect(deployed.logs).not.toContain('build-ran-again');
       expect(deployed.logs).toContain(`deployed ${created.body.commitHash}`);
       expect(deployed.logs).toContain('--- Attempt 2');
+      await h.released(id);
       expect(await h.leases(id)).toEqual([
         { attempt: 1, owner: 'a-worker-that-was-killed', released: false },
         { attempt: 2, owner: worker.workerId, released: true },
@@ -228,9 +229,10 @@ describe('a pipeline worker shutting down', () => {
     const workerB = h.newWorker({ buildCommand: 'echo "built by B"' });
     workerB.start();
     try {
-      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 5_000);
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 10_000);
       expect(deployed.logs).toContain('built by B');
       expect(deployed.logs).not.toContain('--- Attempt');
+      await h.released(id);
       expect(await h.leases(id)).toEqual([
         { attempt: 1, owner: workerA.workerId, released: true },
         { attempt: 2, owner: workerB.workerId, released: true },
