@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { syncIndexes, type Logger } from '@platform/shared';
-import { deliveryModel } from './deliveries/deliveries.model';
+import { deliveryModel, deliveryQueueModel } from './deliveries/deliveries.model';
 import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery-worker';
@@ -17,7 +17,9 @@ export interface ComponentOptions {
   timeoutMs: number;
   concurrency: number;
   disableAfterMs: number;
+  retentionMs: number;
   pollIntervalMs?: number;
+  housekeepingIntervalMs?: number;
   stopGraceMs?: number;
   /** Tests resolve names without DNS; production uses the system resolver. */
   resolveHost?: ResolveHost;
@@ -28,7 +30,10 @@ export type Components = ReturnType<typeof createComponents>;
 /** Builds the repositories, services and worker of one process over one database. */
 export function createComponents(options: ComponentOptions) {
   const webhooksRepository = new WebhooksRepository(webhookModel(options.connection));
-  const deliveriesRepository = new DeliveriesRepository(deliveryModel(options.connection));
+  const deliveriesRepository = new DeliveriesRepository(
+    deliveryModel(options.connection),
+    deliveryQueueModel(options.connection),
+  );
   const guard = new EgressGuard({
     allowPrivate: options.allowPrivate,
     resolveHost: options.resolveHost,
@@ -41,6 +46,8 @@ export function createComponents(options: ComponentOptions) {
     timeoutMs: options.timeoutMs,
     concurrency: options.concurrency,
     disableAfterMs: options.disableAfterMs,
+    retentionMs: options.retentionMs,
+    housekeepingIntervalMs: options.housekeepingIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
     stopGraceMs: options.stopGraceMs,
     logger: options.logger,
@@ -63,7 +70,11 @@ export async function syncAllIndexes(
   connection: Connection,
   components: Components,
 ): Promise<void> {
-  await syncIndexes([components.webhooksRepository.model, components.deliveriesRepository.model]);
+  await syncIndexes([
+    components.webhooksRepository.model,
+    components.deliveriesRepository.model,
+    components.deliveriesRepository.queue,
+  ]);
   // processed_events belongs to the shared consumer helper; its prune() filters on these.
   await connection.collection('processed_events').createIndex({ consumer: 1, at: 1 });
 }

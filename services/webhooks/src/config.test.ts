@@ -22,6 +22,7 @@ describe('webhooks config', () => {
       ],
       WEBHOOK_TIMEOUT_MS: 15_000,
       WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
+      WEBHOOK_DELIVERY_RETENTION: 14 * 86_400_000,
       DELIVERY_CONCURRENCY: 16,
     });
   });

@@ -41,6 +41,8 @@ export const configSchema = baseEnv
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
     /** A webhook failing on every attempt for this long is disabled. */
     WEBHOOK_DISABLE_AFTER: duration.default('5d'),
+    /** Finished deliveries (and their attempt logs) are kept this long. */
+    WEBHOOK_DELIVERY_RETENTION: duration.default('14d'),
     /** Attempts in flight at once. */
     DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16),
   });

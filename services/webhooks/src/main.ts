@@ -30,6 +30,7 @@ async function main() {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.DELIVERY_CONCURRENCY,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
+    retentionMs: config.WEBHOOK_DELIVERY_RETENTION,
   });
   await syncAllIndexes(connection, components);
 

@@ -5,7 +5,7 @@ import {
   isDuplicateKeyError,
   type CursorPosition,
 } from '@platform/shared';
-import type { AttemptDoc, DeliveryDoc, DeliveryStatus } from './deliveries.model';
+import type { AttemptDoc, DeliveryDoc, DeliveryStatus, QueueEntryDoc } from './deliveries.model';
 
 export type Attempt = AttemptDoc;
 
@@ -23,7 +23,6 @@ export interface Delivery {
   nextAttemptAt: Date | null;
   retriesUsed: number;
   manual: boolean;
-  leaseId: string | null;
   createdAt: Date;
 }
 
@@ -34,7 +33,13 @@ export interface NewDelivery {
   type: string;
   body: string;
   manual: boolean;
-  nextAttemptAt: Date;
+}
+
+/** A claimed queue entry: the delivery to attempt and the lease that makes it this worker's. */
+export interface Claim {
+  deliveryId: Types.ObjectId;
+  webhookId: Types.ObjectId;
+  leaseId: string;
 }
 
 /** What an attempt changes besides appending itself to the log. */
@@ -62,41 +67,44 @@ function toDelivery(doc: DeliveryDoc): Delivery {
     nextAttemptAt: doc.nextAttemptAt ?? null,
     retriesUsed: doc.retriesUsed,
     manual: doc.manual,
-    leaseId: doc.leaseId ?? null,
     createdAt: doc.createdAt,
   };
 }
 
 const toObjectId = (id: string) => new mongoose.Types.ObjectId(id);
 
+/**
+ * The delivery log and its work queue. Without transactions, a delivery is made pending before
+ * its queue entry is written, and finished before its entry is removed: a crash in between
+ * leaves at worst an entry for a finished delivery (dropped when claimed) or a pending delivery
+ * without an entry (put back by `requeueOrphans`).
+ */
 export class DeliveriesRepository {
-  constructor(readonly model: Model<DeliveryDoc>) {}
+  constructor(
+    readonly model: Model<DeliveryDoc>,
+    readonly queue: Model<QueueEntryDoc>,
+  ) {}
 
   /**
-   * Records the delivery of an event to a webhook unless it exists already (the unique
-   * (eventId, webhookId) index makes a re-read event a no-op). True when it was new.
+   * Records a pending delivery and queues it, due at once. Null when this event was already
+   * recorded for this webhook: the unique (eventId, webhookId) index makes a re-read event a
+   * no-op.
    */
-  async recordOnce(fields: NewDelivery): Promise<boolean> {
+  async insert(fields: NewDelivery, now: Date): Promise<Delivery | null> {
+    let doc;
     try {
-      const result = await this.model.updateOne(
-        { eventId: fields.eventId, webhookId: fields.webhookId },
-        { $setOnInsert: { ...fields, status: 'pending' } },
-        { upsert: true },
-      );
-      return result.upsertedCount > 0;
+      doc = await this.model.create({ ...fields, status: 'pending', nextAttemptAt: now });
     } catch (err) {
-      if (isDuplicateKeyError(err)) return false;
+      if (isDuplicateKeyError(err)) return null;
       throw err;
     }
+    const delivery = toDelivery(doc.toObject());
+    await this.enqueue(delivery, now);
+    return delivery;
   }
 
-  async insert(fields: NewDelivery): Promise<Delivery> {
-    const doc = await this.model.create({ ...fields, status: 'pending' });
-    return toDelivery(doc.toObject());
-  }
-
-  async findForWebhook(webhookId: Types.ObjectId, id: Types.ObjectId): Promise<Delivery | null> {
-    const doc = await this.model.findOne({ _id: id, webhookId }).lean<DeliveryDoc>();
+  async findById(id: Types.ObjectId): Promise<Delivery | null> {
+    const doc = await this.model.findById(id).lean<DeliveryDoc>();
     return doc ? toDelivery(doc) : null;
   }
 
@@ -116,93 +124,149 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Atomically takes the pending delivery that has been due longest: its `nextAttemptAt` moves
-   * to the end of the lease, so no other worker takes it, and a crashed worker's delivery comes
-   * back once the lease runs out. Webhooks in `busyWebhookIds` are skipped.
+   * Atomically takes the queue entry that has been due longest, skipping `busyWebhookIds`: its
+   * `dueAt` moves to the end of the lease, so no other worker takes it, and a dead worker's
+   * entry comes back once the lease runs out.
    */
   async claimDue(
     now: Date,
     leaseUntil: Date,
     leaseId: string,
     busyWebhookIds: Types.ObjectId[],
-  ): Promise<Delivery | null> {
-    const filter: Record<string, unknown> = { status: 'pending', nextAttemptAt: { $lte: now } };
+  ): Promise<Claim | null> {
+    const filter: Record<string, unknown> = { dueAt: { $lte: now } };
     if (busyWebhookIds.length > 0) filter.webhookId = { $nin: busyWebhookIds };
-    const doc = await this.model
+    const entry = await this.queue
       .findOneAndUpdate(
         filter,
-        { $set: { nextAttemptAt: leaseUntil, leaseId } },
-        { sort: { nextAttemptAt: 1 }, new: true },
+        { $set: { dueAt: leaseUntil, leaseId } },
+        { sort: { dueAt: 1 }, new: true },
       )
-      .lean<DeliveryDoc>();
-    return doc ? toDelivery(doc) : null;
+      .lean<QueueEntryDoc>();
+    return entry ? { deliveryId: entry._id, webhookId: entry.webhookId, leaseId } : null;
   }
 
-  /** Writes an attempt's outcome if the lease is still `leaseId`'s; false otherwise. */
-  async completeAttempt(id: string, leaseId: string, result: AttemptResult): Promise<boolean> {
-    const outcome = await this.model.updateOne(
-      { _id: toObjectId(id), leaseId },
-      { $set: { ...result, leaseId: null }, $inc: { attemptCount: 1 } },
+  /** Writes an attempt's outcome to the log (by `_id` alone: the lease is on the queue entry). */
+  async recordAttempt(id: Types.ObjectId, result: AttemptResult): Promise<void> {
+    await this.model.updateOne({ _id: id }, { $set: result, $inc: { attemptCount: 1 } });
+  }
+
+  /** Puts a claimed entry back, due at `dueAt`, if the lease is still `claim`'s. */
+  async reschedule(claim: Claim, dueAt: Date): Promise<void> {
+    await this.queue.updateOne(
+      { _id: claim.deliveryId, leaseId: claim.leaseId },
+      { $set: { dueAt, leaseId: null } },
     );
-    return outcome.modifiedCount > 0;
   }
 
-  /** Gives a claimed delivery back without an attempt (shutdown), due at once. */
-  async release(id: string, leaseId: string, now: Date): Promise<void> {
+  /** Removes a claimed entry once its delivery is finished (or gone). */
+  async dequeue(claim: Claim): Promise<void> {
+    await this.queue.deleteOne({ _id: claim.deliveryId, leaseId: claim.leaseId });
+  }
+
+  async cancel(claim: Claim): Promise<void> {
     await this.model.updateOne(
-      { _id: toObjectId(id), leaseId },
-      { $set: { nextAttemptAt: now, leaseId: null } },
-    );
-  }
-
-  async cancel(id: string, leaseId: string): Promise<void> {
-    await this.model.updateOne(
-      { _id: toObjectId(id), leaseId },
-      { $set: { status: 'cancelled', nextAttemptAt: null, leaseId: null } },
-    );
-  }
-
-  /** Stops every pending delivery of a webhook that was turned off. */
-  async cancelPending(webhookId: Types.ObjectId): Promise<number> {
-    const result = await this.model.updateMany(
-      { webhookId, status: 'pending' },
+      { _id: claim.deliveryId },
       { $set: { status: 'cancelled', nextAttemptAt: null } },
     );
-    return result.modifiedCount;
+    await this.dequeue(claim);
   }
 
   /**
-   * Makes a delivery due now, unless an attempt of it is running (a live lease). A pending one
-   * keeps its retry schedule; a finished one becomes a manual, single new attempt.
+   * Stops every pending delivery of a webhook that was turned off. One attempt still running
+   * finishes, and its retry, if any, is cancelled when claimed.
    */
-  async requeue(
-    webhookId: Types.ObjectId,
-    id: Types.ObjectId,
-    expected: DeliveryStatus,
-    now: Date,
-  ): Promise<Delivery | null> {
-    const set: Record<string, unknown> = { status: 'pending', nextAttemptAt: now, leaseId: null };
-    if (expected !== 'pending') set.manual = true;
+  async cancelPending(webhookId: Types.ObjectId, now: Date): Promise<void> {
+    await this.model.updateMany(
+      { webhookId, status: 'pending' },
+      { $set: { status: 'cancelled', nextAttemptAt: null } },
+    );
+    await this.queue.deleteMany({ webhookId, $or: [{ leaseId: null }, { dueAt: { $lte: now } }] });
+  }
+
+  /** True while a worker holds a live lease on the delivery's queue entry. */
+  async isInFlight(id: Types.ObjectId, now: Date): Promise<boolean> {
+    const entry = await this.queue.findById(id).lean<QueueEntryDoc>();
+    return !!entry?.leaseId && entry.dueAt > now;
+  }
+
+  /**
+   * Makes a delivery due now. A pending one keeps its retry schedule; a finished one becomes a
+   * manual, single new attempt.
+   */
+  async requeue(delivery: Delivery, now: Date): Promise<Delivery | null> {
+    const set: Record<string, unknown> = { status: 'pending', nextAttemptAt: now };
+    if (delivery.status !== 'pending') set.manual = true;
     const doc = await this.model
-      .findOneAndUpdate(
-        {
-          _id: id,
-          webhookId,
-          status: expected,
-          $or: [{ leaseId: null }, { nextAttemptAt: { $lte: now } }],
-        },
-        { $set: set },
-        { new: true },
-      )
+      .findOneAndUpdate({ _id: toObjectId(delivery.id) }, { $set: set }, { new: true })
       .lean<DeliveryDoc>();
-    return doc ? toDelivery(doc) : null;
+    if (!doc) return null;
+    await this.queue.updateOne(
+      { _id: doc._id },
+      {
+        $set: { dueAt: now, leaseId: null },
+        $setOnInsert: { webhookId: doc.webhookId, projectId: doc.projectId },
+      },
+      { upsert: true },
+    );
+    return toDelivery(doc);
+  }
+
+  /**
+   * Queues again every pending delivery that lost its queue entry (a crash between the two
+   * writes). Scans the log, so it runs rarely. Returns how many were put back.
+   */
+  async requeueOrphans(now: Date): Promise<number> {
+    const pending = await this.model
+      .find({ status: 'pending' }, { webhookId: 1, projectId: 1, nextAttemptAt: 1 })
+      .lean<Pick<DeliveryDoc, '_id' | 'webhookId' | 'projectId' | 'nextAttemptAt'>[]>();
+    let requeued = 0;
+    for (const delivery of pending) {
+      const result = await this.queue.updateOne(
+        { _id: delivery._id },
+        {
+          $setOnInsert: {
+            webhookId: delivery.webhookId,
+            projectId: delivery.projectId,
+            dueAt: delivery.nextAttemptAt ?? now,
+            leaseId: null,
+          },
+        },
+        { upsert: true },
+      );
+      requeued += result.upsertedCount;
+    }
+    return requeued;
   }
 
   async deleteForWebhook(webhookId: Types.ObjectId): Promise<number> {
+    await this.queue.deleteMany({ webhookId });
     return (await this.model.deleteMany({ webhookId })).deletedCount;
   }
 
   async deleteInProject(projectId: string): Promise<number> {
+    await this.queue.deleteMany({ projectId });
     return (await this.model.deleteMany({ projectId })).deletedCount;
+  }
+
+  /** Retention: finished deliveries last updated before `cutoff` go. */
+  async deleteFinishedBefore(cutoff: Date): Promise<number> {
+    return (await this.model.deleteMany({ status: { $ne: 'pending' }, updatedAt: { $lt: cutoff } }))
+      .deletedCount;
+  }
+
+  private async enqueue(delivery: Delivery, dueAt: Date): Promise<void> {
+    await this.queue.updateOne(
+      { _id: toObjectId(delivery.id) },
+      {
+        $setOnInsert: {
+          webhookId: delivery.webhookId,
+          projectId: delivery.projectId,
+          dueAt,
+          leaseId: null,
+        },
+      },
+      { upsert: true },
+    );
   }
 }

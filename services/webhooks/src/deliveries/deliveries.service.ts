@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   conflict,
+  internal,
   notFound,
   parseObjectId,
   type CursorPosition,
@@ -39,16 +40,18 @@ export class DeliveriesService {
     const body = statusChangedBody(event);
     let recorded = 0;
     for (const webhook of webhooks) {
-      const isNew = await this.deps.deliveries.recordOnce({
-        webhookId: parseObjectId(webhook.id),
-        projectId: event.projectId,
-        eventId: event.eventId,
-        type: event.type,
-        body,
-        manual: false,
-        nextAttemptAt: this.now(),
-      });
-      if (isNew) {
+      const delivery = await this.deps.deliveries.insert(
+        {
+          webhookId: parseObjectId(webhook.id),
+          projectId: event.projectId,
+          eventId: event.eventId,
+          type: event.type,
+          body,
+          manual: false,
+        },
+        this.now(),
+      );
+      if (delivery) {
         recorded++;
         this.deps.onDue();
       }
@@ -60,15 +63,19 @@ export class DeliveriesService {
   async sendTestEvent(webhook: Webhook): Promise<Delivery> {
     assertEnabled(webhook);
     const now = this.now();
-    const delivery = await this.deps.deliveries.insert({
-      webhookId: parseObjectId(webhook.id),
-      projectId: webhook.projectId,
-      eventId: randomUUID(),
-      type: TEST_EVENT_TYPE,
-      body: testEventBody(webhook, now),
-      manual: true,
-      nextAttemptAt: now,
-    });
+    const delivery = await this.deps.deliveries.insert(
+      {
+        webhookId: parseObjectId(webhook.id),
+        projectId: webhook.projectId,
+        eventId: randomUUID(),
+        type: TEST_EVENT_TYPE,
+        body: testEventBody(webhook, now),
+        manual: true,
+      },
+      now,
+    );
+    // A fresh event id cannot collide, so the delivery is always new.
+    if (!delivery) throw internal();
     this.deps.onDue();
     return delivery;
   }
@@ -78,11 +85,8 @@ export class DeliveriesService {
   }
 
   async getDelivery(webhook: Webhook, deliveryId: string): Promise<Delivery> {
-    const delivery = await this.deps.deliveries.findForWebhook(
-      parseObjectId(webhook.id),
-      parseObjectId(deliveryId, 'Delivery'),
-    );
-    if (!delivery) throw notFound('Delivery');
+    const delivery = await this.deps.deliveries.findById(parseObjectId(deliveryId, 'Delivery'));
+    if (!delivery || delivery.webhookId.toHexString() !== webhook.id) throw notFound('Delivery');
     return delivery;
   }
 
@@ -93,14 +97,12 @@ export class DeliveriesService {
   async redeliver(webhook: Webhook, deliveryId: string): Promise<Delivery> {
     assertEnabled(webhook);
     const current = await this.getDelivery(webhook, deliveryId);
-    const requeued = await this.deps.deliveries.requeue(
-      current.webhookId,
-      parseObjectId(current.id),
-      current.status,
-      this.now(),
-    );
-    if (!requeued)
+    const now = this.now();
+    if (await this.deps.deliveries.isInFlight(parseObjectId(current.id), now)) {
       throw conflict('An attempt of this delivery is in progress: try again when it is over.');
+    }
+    const requeued = await this.deps.deliveries.requeue(current, now);
+    if (!requeued) throw notFound('Delivery');
     this.deps.onDue();
     return requeued;
   }

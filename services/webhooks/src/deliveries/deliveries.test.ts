@@ -34,10 +34,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await service.stop();
-  await publisher.stop();
+  await service?.stop();
+  await publisher?.stop();
   await Promise.all(receivers.map((r) => r.close()));
-  await projects.close();
+  await projects?.close();
   await dropDatabase(dbName);
 });
 

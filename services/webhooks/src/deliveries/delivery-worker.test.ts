@@ -1,5 +1,6 @@
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
 import { uniqueName, waitFor } from '@platform/shared/testing';
+import { Types } from 'mongoose';
 import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
 import { answerInTurn, startReceiver, type Receiver } from '../test/receiver';
 import {
@@ -78,7 +79,10 @@ describe('restarts', () => {
     await first.components.deliveries.recordStatusChange(event);
     const scheduled = await waitFor(async () => {
       const delivery = await deliveryOf(first, event.eventId);
-      return delivery?.attemptCount === 1 && delivery.leaseId === null ? delivery : null;
+      const entry =
+        delivery &&
+        (await first.components.deliveriesRepository.queue.findById(delivery._id).lean());
+      return delivery?.attemptCount === 1 && entry?.leaseId === null ? delivery : null;
     });
     await stop(first);
 
@@ -125,16 +129,22 @@ describe('restarts', () => {
     const service = await start({ dbName });
     const p = await subscribe(service, target);
     const event = statusChange(p);
-    const { model } = service.components.deliveriesRepository;
-    // What a worker that claimed the delivery and then died leaves behind.
+    const { model, queue } = service.components.deliveriesRepository;
     const orphan = await model.create({
       webhookId: p.webhookId,
       projectId: p.projectId,
       eventId: event.eventId,
       type: event.type,
       body: '{"type":"deployment.status_changed"}',
+      nextAttemptAt: new Date(),
+    });
+    // What a worker that claimed the delivery and then died leaves behind.
+    await queue.create({
+      _id: orphan._id,
+      webhookId: p.webhookId,
+      projectId: p.projectId,
       leaseId: 'dead-worker',
-      nextAttemptAt: new Date(Date.now() + 400),
+      dueAt: new Date(Date.now() + 400),
     });
 
     const busy = await p.api.post(`${p.base}/${p.webhookId}/deliveries/${orphan.id}/redeliver`);
@@ -147,10 +157,64 @@ describe('restarts', () => {
     const [request] = await target.waitForRequests(1);
     expect(request!.receivedAt).toBeGreaterThanOrEqual(orphan.createdAt.getTime() + 300);
     await waitFor(async () => (await model.findById(orphan.id).lean())?.status === 'succeeded');
-    expect(await model.findById(orphan.id).lean()).toMatchObject({
-      attemptCount: 1,
-      leaseId: null,
+    expect(await model.findById(orphan.id).lean()).toMatchObject({ attemptCount: 1 });
+    expect(await queue.findById(orphan.id).lean()).toBeNull();
+  });
+});
+
+describe('housekeeping', () => {
+  it('queues again a pending delivery that a crash left without a queue entry', async () => {
+    const dbName = newDatabase();
+    const target = await receiver();
+    const service = await start({ dbName, housekeepingIntervalMs: 200 });
+    const p = await subscribe(service, target);
+    const event = statusChange(p);
+    const { model, queue } = service.components.deliveriesRepository;
+
+    const stranded = await model.create({
+      webhookId: p.webhookId,
+      projectId: p.projectId,
+      eventId: event.eventId,
+      type: event.type,
+      body: '{"type":"deployment.status_changed"}',
+      nextAttemptAt: new Date(),
     });
+
+    const [request] = await target.waitForRequests(1);
+    expect(request!.headers['webhook-id']).toBe(event.eventId);
+    await waitFor(async () => (await model.findById(stranded.id).lean())?.status === 'succeeded');
+    expect(await queue.findById(stranded.id).lean()).toBeNull();
+  });
+
+  it('deletes finished deliveries past retention and keeps the rest', async () => {
+    const dbName = newDatabase();
+    const service = await start({ dbName, retentionMs: 60_000, housekeepingIntervalMs: 200 });
+    const { model } = service.components.deliveriesRepository;
+    const old = new Date(Date.now() - 120_000);
+    const base = {
+      webhookId: new Types.ObjectId(),
+      projectId: 'p',
+      type: 'webhook.test',
+      body: '{}',
+      attemptCount: 1,
+    };
+    // Written without mongoose so that the timestamps can lie in the past.
+    const { insertedIds } = await model.collection.insertMany([
+      { ...base, eventId: 'old-succeeded', status: 'succeeded', createdAt: old, updatedAt: old },
+      { ...base, eventId: 'old-failed', status: 'failed', createdAt: old, updatedAt: old },
+      {
+        ...base,
+        eventId: 'recent',
+        status: 'succeeded',
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      },
+    ]);
+
+    await waitFor(async () => (await model.countDocuments({ eventId: /^old-/ })) === 0, {
+      what: 'old deliveries to go',
+    });
+    expect(await model.findById(insertedIds[2]).lean()).toMatchObject({ eventId: 'recent' });
   });
 });
 

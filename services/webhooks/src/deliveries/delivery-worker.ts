@@ -3,7 +3,7 @@ import type { Logger } from '@platform/shared';
 import type { Types } from 'mongoose';
 import type { EgressGuard } from '../egress/egress-guard';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
-import type { AttemptResult, DeliveriesRepository, Delivery } from './deliveries.repository';
+import type { AttemptResult, Claim, DeliveriesRepository, Delivery } from './deliveries.repository';
 import { withJitter } from './retry-schedule';
 import { isSuccess, sendWebhook, type AttemptOutcome } from './send-webhook';
 import { webhookHeaders } from './signature';
@@ -12,6 +12,7 @@ import { webhookHeaders } from './signature';
 export const MAX_LOGGED_ATTEMPTS = 50;
 /** A claimed attempt not finished this long after its timeout belongs to a dead worker. */
 const LEASE_MARGIN_MS = 30_000;
+const HOUR_MS = 3_600_000;
 
 export interface DeliveryWorkerOptions {
   deliveries: DeliveriesRepository;
@@ -24,9 +25,13 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   /** A webhook whose every attempt failed for this long is disabled (5 days). */
   disableAfterMs: number;
+  /** Finished deliveries are deleted this long after their last change. */
+  retentionMs: number;
   logger: Logger;
   /** How often to look for due deliveries when nobody called notify(). */
   pollIntervalMs?: number;
+  /** How often to requeue deliveries a crash left without a queue entry, and apply retention. */
+  housekeepingIntervalMs?: number;
   /** How long stop() lets running attempts finish before aborting them. */
   stopGraceMs?: number;
   random?: () => number;
@@ -38,14 +43,15 @@ interface Running {
 }
 
 /**
- * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the document),
- * so several instances can run and a restart loses nothing. Attempts run concurrently up to
- * `concurrency`, and one webhook never holds more than a quarter of the slots, so a slow or
- * dead receiver cannot hold up the others.
+ * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the queue
+ * entry), so several instances can run and a restart loses nothing. Attempts run concurrently
+ * up to `concurrency`, and one webhook never holds more than a quarter of the slots, so a slow
+ * or dead receiver cannot hold up the others.
  */
 export class DeliveryWorker {
   private running = false;
-  private timer?: NodeJS.Timeout;
+  private pollTimer?: NodeJS.Timeout;
+  private housekeepingTimer?: NodeJS.Timeout;
   private pumpLoop?: Promise<void>;
   private pumpAgain = false;
   private claimFailing = false;
@@ -62,7 +68,13 @@ export class DeliveryWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.timer = setInterval(() => this.notify(), this.options.pollIntervalMs ?? 250);
+    // Unref'd: the HTTP server keeps the process alive, the worker alone must not.
+    this.pollTimer = setInterval(() => this.notify(), this.options.pollIntervalMs ?? 250).unref();
+    this.housekeepingTimer = setInterval(
+      () => void this.housekeeping(),
+      this.options.housekeepingIntervalMs ?? HOUR_MS,
+    ).unref();
+    void this.housekeeping();
     this.notify();
   }
 
@@ -84,7 +96,8 @@ export class DeliveryWorker {
    */
   async stop(): Promise<void> {
     this.running = false;
-    clearInterval(this.timer);
+    clearInterval(this.pollTimer);
+    clearInterval(this.housekeepingTimer);
     await this.pumpLoop;
     const settled = Promise.all([...this.inFlight.values()].map((r) => r.done));
     let graceTimer: NodeJS.Timeout | undefined;
@@ -97,21 +110,39 @@ export class DeliveryWorker {
     await Promise.all([...this.inFlight.values()].map((r) => r.done));
   }
 
+  /**
+   * Puts back pending deliveries that a crash left without a queue entry, and deletes finished
+   * deliveries past retention. Both scan the delivery log, hence rarely.
+   */
+  async housekeeping(): Promise<void> {
+    try {
+      const now = new Date();
+      const requeued = await this.options.deliveries.requeueOrphans(now);
+      const deleted = await this.options.deliveries.deleteFinishedBefore(
+        new Date(now.getTime() - this.options.retentionMs),
+      );
+      if (requeued + deleted > 0) this.log.info({ requeued, deleted }, 'delivery housekeeping');
+      if (requeued > 0) this.notify();
+    } catch (err) {
+      this.log.warn({ err }, 'delivery housekeeping failed');
+    }
+  }
+
   private async pump(): Promise<void> {
     do {
       this.pumpAgain = false;
       while (this.running && this.inFlight.size < this.options.concurrency) {
-        const delivery = await this.claimNext();
-        if (!delivery) break;
-        this.launch(delivery);
+        const claim = await this.claimNext();
+        if (!claim) break;
+        this.launch(claim);
       }
     } while (this.pumpAgain && this.running);
   }
 
-  private async claimNext(): Promise<Delivery | null> {
+  private async claimNext(): Promise<Claim | null> {
     const now = new Date();
     try {
-      const delivery = await this.options.deliveries.claimDue(
+      const claim = await this.options.deliveries.claimDue(
         now,
         new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS),
         randomUUID(),
@@ -119,7 +150,7 @@ export class DeliveryWorker {
       );
       if (this.claimFailing) this.log.info('claiming deliveries works again');
       this.claimFailing = false;
-      return delivery;
+      return claim;
     } catch (err) {
       // Logged once per outage, not at every poll.
       if (!this.claimFailing) this.log.warn({ err }, 'claiming deliveries failed');
@@ -134,29 +165,36 @@ export class DeliveryWorker {
       .map((entry) => entry.webhookId);
   }
 
-  private launch(delivery: Delivery): void {
-    const key = delivery.webhookId.toHexString();
-    const entry = this.perWebhook.get(key) ?? { webhookId: delivery.webhookId, running: 0 };
+  private launch(claim: Claim): void {
+    const key = claim.webhookId.toHexString();
+    const entry = this.perWebhook.get(key) ?? { webhookId: claim.webhookId, running: 0 };
     entry.running++;
     this.perWebhook.set(key, entry);
     const abort = new AbortController();
-    const done = this.attempt(delivery, abort.signal)
+    const deliveryId = claim.deliveryId.toHexString();
+    const done = this.attempt(claim, abort.signal)
       .catch((err: unknown) => {
-        this.log.error({ err, deliveryId: delivery.id }, 'delivery attempt could not be recorded');
+        // The lease runs out and another attempt follows.
+        this.log.error({ err, deliveryId }, 'delivery attempt could not be recorded');
       })
       .finally(() => {
-        this.inFlight.delete(delivery.id);
+        this.inFlight.delete(deliveryId);
         if (--entry.running === 0) this.perWebhook.delete(key);
         this.notify();
       });
-    this.inFlight.set(delivery.id, { abort, done });
+    this.inFlight.set(deliveryId, { abort, done });
   }
 
-  private async attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
-    const leaseId = delivery.leaseId!;
-    const webhook = await this.options.webhooks.findById(delivery.webhookId);
+  private async attempt(claim: Claim, signal: AbortSignal): Promise<void> {
+    const { deliveries, webhooks } = this.options;
+    const delivery = await deliveries.findById(claim.deliveryId);
+    if (!delivery || delivery.status !== 'pending') {
+      await deliveries.dequeue(claim);
+      return;
+    }
+    const webhook = await webhooks.findById(claim.webhookId);
     if (!webhook || !webhook.enabled) {
-      await this.options.deliveries.cancel(delivery.id, leaseId);
+      await deliveries.cancel(claim);
       return;
     }
     const startedAt = new Date();
@@ -169,19 +207,27 @@ export class DeliveryWorker {
       signal,
     });
     if (signal.aborted && outcome.statusCode === null) {
-      await this.options.deliveries.release(delivery.id, leaseId, new Date());
+      await deliveries.reschedule(claim, new Date());
       return;
     }
-    await this.record(delivery, webhook, startedAt, outcome);
+    await this.record(claim, delivery, webhook, startedAt, outcome);
   }
 
-  private async record(delivery: Delivery, webhook: Webhook, at: Date, outcome: AttemptOutcome) {
+  private async record(
+    claim: Claim,
+    delivery: Delivery,
+    webhook: Webhook,
+    at: Date,
+    outcome: AttemptOutcome,
+  ) {
     const { deliveries, webhooks } = this.options;
     const attempts = [...delivery.attempts, { at, ...outcome }].slice(-MAX_LOGGED_ATTEMPTS);
-    const base = {
+    const result: AttemptResult = {
       attempts,
       lastStatusCode: outcome.statusCode,
       retriesUsed: delivery.retriesUsed,
+      status: 'failed',
+      nextAttemptAt: null,
     };
     const logFields = {
       deliveryId: delivery.id,
@@ -190,16 +236,12 @@ export class DeliveryWorker {
     };
 
     if (isSuccess(outcome.statusCode)) {
-      await deliveries.completeAttempt(delivery.id, delivery.leaseId!, {
-        ...base,
-        status: 'succeeded',
-        nextAttemptAt: null,
-      });
-      if (webhook.failingSince) await webhooks.clearFailing(delivery.webhookId);
+      await deliveries.recordAttempt(claim.deliveryId, { ...result, status: 'succeeded' });
+      await deliveries.dequeue(claim);
+      if (webhook.failingSince) await webhooks.setFailingSince(claim.webhookId, null);
       this.log.debug(logFields, 'webhook delivered');
       return;
     }
-    const result: AttemptResult = { ...base, status: 'failed', nextAttemptAt: null };
     const retryDelay = delivery.manual
       ? undefined
       : this.options.retrySchedule[delivery.retriesUsed];
@@ -208,26 +250,29 @@ export class DeliveryWorker {
       result.retriesUsed = delivery.retriesUsed + 1;
       result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay, this.options.random));
     }
-    await deliveries.completeAttempt(delivery.id, delivery.leaseId!, result);
+    await deliveries.recordAttempt(claim.deliveryId, result);
+    if (result.nextAttemptAt) await deliveries.reschedule(claim, result.nextAttemptAt);
+    else await deliveries.dequeue(claim);
     this.log.info(
       { ...logFields, error: outcome.error, retryAt: result.nextAttemptAt },
       'webhook attempt failed',
     );
 
     if (outcome.statusCode === 410) {
-      await this.disable(delivery.webhookId, 'gone');
+      await this.disable(claim.webhookId, 'gone');
       return;
     }
-    const failingSince = await webhooks.markFailing(delivery.webhookId, at);
-    if (failingSince && at.getTime() - failingSince.getTime() >= this.options.disableAfterMs) {
-      await this.disable(delivery.webhookId, 'failing');
+    const failingSince = webhook.failingSince ?? at;
+    if (!webhook.failingSince) await webhooks.setFailingSince(claim.webhookId, at);
+    if (at.getTime() - failingSince.getTime() >= this.options.disableAfterMs) {
+      await this.disable(claim.webhookId, 'failing');
     }
   }
 
   /** The receiver said it is gone, or has failed for days: stop sending to it. */
   private async disable(webhookId: Types.ObjectId, reason: 'gone' | 'failing') {
     if (await this.options.webhooks.disable(webhookId, reason)) {
-      await this.options.deliveries.cancelPending(webhookId);
+      await this.options.deliveries.cancelPending(webhookId, new Date());
       this.log.warn({ webhookId: webhookId.toHexString(), reason }, 'webhook disabled');
     }
   }

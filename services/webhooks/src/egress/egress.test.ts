@@ -46,10 +46,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await strict.stop();
-  await permissive.stop();
-  await target.close();
-  await projects.close();
+  await strict?.stop();
+  await permissive?.stop();
+  await target?.close();
+  await projects?.close();
   await Promise.all([dropDatabase(strictDb), dropDatabase(permissiveDb)]);
 });
 

@@ -38,6 +38,8 @@ export interface TestServiceOptions {
   timeoutMs?: number;
   concurrency?: number;
   disableAfterMs?: number;
+  retentionMs?: number;
+  housekeepingIntervalMs?: number;
   resolveHost?: ResolveHost;
   /** Run the delivery worker (default true). */
   worker?: boolean;
@@ -68,6 +70,8 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     timeoutMs: options.timeoutMs ?? 3_000,
     concurrency: options.concurrency ?? 16,
     disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
+    retentionMs: options.retentionMs ?? 14 * 86_400_000,
+    housekeepingIntervalMs: options.housekeepingIntervalMs,
     pollIntervalMs: 100,
     stopGraceMs: 300,
     resolveHost: options.resolveHost,

@@ -57,9 +57,10 @@ export class WebhooksRepository {
     return this.model.countDocuments({ projectId });
   }
 
+  /** The webhook if it belongs to `projectId` (looked up by `_id` alone, then checked). */
   async findInProject(projectId: string, id: Types.ObjectId): Promise<Webhook | null> {
-    const doc = await this.model.findOne({ _id: id, projectId }).lean<WebhookDoc>();
-    return doc ? toWebhook(doc) : null;
+    const webhook = await this.findById(id);
+    return webhook?.projectId === projectId ? webhook : null;
   }
 
   async findById(id: Types.ObjectId): Promise<Webhook | null> {
@@ -94,19 +95,15 @@ export class WebhooksRepository {
     return docs.map(toWebhook);
   }
 
-  async update(
-    projectId: string,
-    id: Types.ObjectId,
-    changes: WebhookChanges,
-  ): Promise<Webhook | null> {
+  async update(id: Types.ObjectId, changes: WebhookChanges): Promise<Webhook | null> {
     const doc = await this.model
-      .findOneAndUpdate({ _id: id, projectId }, { $set: changes }, { new: true })
+      .findOneAndUpdate({ _id: id }, { $set: changes }, { new: true })
       .lean<WebhookDoc>();
     return doc ? toWebhook(doc) : null;
   }
 
-  async delete(projectId: string, id: Types.ObjectId): Promise<boolean> {
-    const result = await this.model.deleteOne({ _id: id, projectId });
+  async delete(id: Types.ObjectId): Promise<boolean> {
+    const result = await this.model.deleteOne({ _id: id });
     return result.deletedCount > 0;
   }
 
@@ -115,28 +112,15 @@ export class WebhooksRepository {
     return result.deletedCount;
   }
 
-  /** Turns an enabled webhook off; false when it was already off (or gone). */
+  /** Turns a webhook off; true when it was on until now. */
   async disable(id: Types.ObjectId, reason: DisabledReason): Promise<boolean> {
-    const result = await this.model.updateOne(
-      { _id: id, enabled: true },
-      { $set: { enabled: false, disabledReason: reason } },
-    );
-    return result.modifiedCount > 0;
+    const before = await this.model
+      .findOneAndUpdate({ _id: id }, { $set: { enabled: false, disabledReason: reason } })
+      .lean<WebhookDoc>();
+    return before?.enabled === true;
   }
 
-  /** Starts the failing run at `at` unless one is under way; returns when the run began. */
-  async markFailing(id: Types.ObjectId, at: Date): Promise<Date | null> {
-    await this.model.updateOne({ _id: id, failingSince: null }, { $set: { failingSince: at } });
-    const doc = await this.model
-      .findById(id, { failingSince: 1 })
-      .lean<Pick<WebhookDoc, 'failingSince'>>();
-    return doc?.failingSince ?? null;
-  }
-
-  async clearFailing(id: Types.ObjectId): Promise<void> {
-    await this.model.updateOne(
-      { _id: id, failingSince: { $ne: null } },
-      { $set: { failingSince: null } },
-    );
+  async setFailingSince(id: Types.ObjectId, since: Date | null): Promise<void> {
+    await this.model.updateOne({ _id: id }, { $set: { failingSince: since } });
   }
 }

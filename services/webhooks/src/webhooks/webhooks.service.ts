@@ -59,25 +59,26 @@ export class WebhooksService {
     webhookId: string,
     input: UpdateWebhookInput,
   ): Promise<Webhook> {
-    const id = parseWebhookId(webhookId);
+    const id = parseObjectId((await this.getWebhook(projectId, webhookId)).id);
     if (input.url !== undefined) await this.assertUrlAllowed(input.url);
     const changes: WebhookChanges = {};
     if (input.url !== undefined) changes.url = input.url;
     if (input.events !== undefined) changes.events = input.events;
-    if (input.enabled === true)
+    if (input.enabled === true) {
       Object.assign(changes, { enabled: true, disabledReason: null, failingSince: null });
+    }
     if (input.enabled === false)
       Object.assign(changes, { enabled: false, disabledReason: 'owner' });
     if (input.rotateSecret) changes.secret = generateWebhookSecret();
-    const webhook = await this.deps.webhooks.update(projectId, id, changes);
+    const webhook = await this.deps.webhooks.update(id, changes);
     if (!webhook) throw notFound('Webhook');
-    if (input.enabled === false) await this.deps.deliveries.cancelPending(id);
+    if (input.enabled === false) await this.deps.deliveries.cancelPending(id, new Date());
     return webhook;
   }
 
   async deleteWebhook(projectId: string, webhookId: string): Promise<void> {
-    const id = parseWebhookId(webhookId);
-    if (!(await this.deps.webhooks.delete(projectId, id))) throw notFound('Webhook');
+    const id = parseObjectId((await this.getWebhook(projectId, webhookId)).id);
+    if (!(await this.deps.webhooks.delete(id))) throw notFound('Webhook');
     await this.deps.deliveries.deleteForWebhook(id);
   }
 

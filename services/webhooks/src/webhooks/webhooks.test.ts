@@ -42,8 +42,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await service.stop();
-  await projects.close();
+  await service?.stop();
+  await projects?.close();
   await dropDatabase(dbName);
 });
 
@@ -341,6 +341,9 @@ describe('PATCH /api/projects/:projectId/webhooks/:webhookId', () => {
       status: 'cancelled',
       nextAttemptAt: null,
     });
+    expect(
+      await service.components.deliveriesRepository.queue.findById(test.body.id).lean(),
+    ).toBeNull();
     expect((await webhooksModel().findById(created.id).lean())?.disabledReason).toBe('owner');
 
     const on = await p.api.patch(`${p.base}/${created.id}`, { enabled: true });
@@ -395,6 +398,9 @@ describe('DELETE /api/projects/:projectId/webhooks/:webhookId', () => {
     expect(res.body).toBeNull();
     expect(await webhooksModel().findById(created.id).lean()).toBeNull();
     expect(await deliveriesModel().countDocuments({ webhookId: created.id })).toBe(0);
+    expect(
+      await service.components.deliveriesRepository.queue.countDocuments({ webhookId: created.id }),
+    ).toBe(0);
     expect((await p.api.delete(`${p.base}/${created.id}`)).status).toBe(404);
   });
 });
