@@ -9,7 +9,8 @@ import {
 import { INFRA_SCRIPT, testLogger, uniqueName, waitFor } from '@platform/shared/testing';
 import { startHarness, newCommitHash, type Harness } from '../test/harness';
 
-// Stops the shared Kafka for a while: kept to one short test, and Kafka is always started again.
+// Stops the shared Kafka for a while (a fault test: scripts/test.sh runs these one at a time),
+// kept to one short test, and Kafka is always started again.
 const run = promisify(execFile);
 const infra = (command: 'start' | 'stop') =>
   run('bash', [INFRA_SCRIPT, command, 'kafka'], { timeout: 120_000 });
