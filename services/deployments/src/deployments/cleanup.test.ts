@@ -152,6 +152,8 @@ describe('project.deleted and service.deleted', () => {
     await waitFor(async () => (await h.document(created.body.id)) === null, {
       what: 'the deployment to go',
     });
+    expect(await h.isQueued(created.body.id)).toBe(false);
+    expect(await h.changes(created.body.id)).toEqual([]);
     await waitFor(
       async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
       {

@@ -5,15 +5,17 @@ import type { DeploymentStatus } from './status';
 /*
  * FerretDB (1.24, SQLite) runs an update as "find, then replace the document": two concurrent
  * updates of one document both match their filter and the later write silently undoes the
- * earlier one. Only inserts on a unique index are atomic. So no document here is ever updated by
- * two parties at once:
- * - a status change is an insert-only transition, unique per (deployment, from-status): of a
- *   cancel and the pipeline leaving BUILDING, exactly one insert succeeds. It carries its event
+ * earlier one. Only inserts on a unique index are atomic. And only a filter that is exactly
+ * `{ _id }` uses an index; anything else reads the whole collection. So:
+ * - a status change is an insert-only transition whose _id is `<deployment>:<from-status>`: of
+ *   a cancel and the pipeline leaving BUILDING, exactly one insert succeeds. It carries its event
  *   in its outbox, and afterwards only the outbox relay writes to it;
- * - a worker's claim is an insert-only lease, unique per (deployment, attempt), renewed only by
- *   the worker that inserted it;
- * - the deployment document is written by the API once (insert) and then only by the worker
- *   holding its lease (logs) or, with a claim, repairing its status copy.
+ * - a worker's claim is an insert-only lease whose _id is `<deployment>#<attempt>`, renewed only
+ *   by the worker that inserted it;
+ * - the deployment document is written once by the API (insert), then only its logs, by the
+ *   worker holding its lease;
+ * - the queue lists the deployments still to run, so the pipeline never scans all of them.
+ * The hot paths (heartbeat, get) read by _id only.
  */
 
 export interface DeploymentDoc {
@@ -25,17 +27,7 @@ export interface DeploymentDoc {
   commitMessage: string;
   logs: string;
   createdAt: Date;
-  /** A copy of the status the transitions give, kept by the pipeline for its claim query. */
-  status: DeploymentStatus;
-  statusChangedAt: Date;
-  deployedAt: Date | null;
-  /** Copies of the current lease, for the claim query; the lease documents are the truth. */
-  leaseOwner: string | null;
-  leaseUntil: Date;
 }
-
-/** An unclaimed deployment: any worker may take it. */
-export const NO_LEASE = new Date(0);
 
 const deploymentSchema = new Schema<DeploymentDoc>(
   {
@@ -46,23 +38,20 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     commitMessage: { type: String, default: '' },
     logs: { type: String, default: '' },
     createdAt: { type: Date, required: true },
-    status: { type: String, enum: DEPLOYMENT_STATUSES, required: true },
-    statusChangedAt: { type: Date, required: true },
-    deployedAt: { type: Date, default: null },
-    leaseOwner: { type: String, default: null },
-    leaseUntil: { type: Date, default: NO_LEASE },
   },
   { collection: 'deployments', versionKey: false },
 );
 // A service's deployments, newest first (the list and its cursor).
 deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
-// The pipeline's claim: active deployments whose lease is free or expired.
-deploymentSchema.index({ status: 1, leaseUntil: 1 });
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
 
+/** `<deployment>:<from-status>`, or `<deployment>:created` for the first status. */
+export const transitionId = (deploymentId: string, from: DeploymentStatus | null) =>
+  `${deploymentId}:${from ?? 'created'}`;
+
 export interface TransitionDoc {
-  _id: Types.ObjectId;
+  _id: string;
   deploymentId: string;
   accountId: string;
   projectId: string;
@@ -79,6 +68,7 @@ export interface TransitionDoc {
 
 const transitionSchema = new Schema<TransitionDoc>(
   {
+    _id: { type: String, required: true },
     deploymentId: { type: String, required: true },
     accountId: { type: String, required: true },
     projectId: { type: String, required: true },
@@ -91,12 +81,13 @@ const transitionSchema = new Schema<TransitionDoc>(
   { collection: 'deployment_transitions', versionKey: false },
 );
 transitionSchema.add(outboxFields);
-// A status is left at most once: the insert that wins this index is the change that happened.
-transitionSchema.index({ deploymentId: 1, from: 1 }, { unique: true });
 transitionSchema.index({ projectId: 1, serviceId: 1 });
 
+/** `<deployment>#<attempt>`. */
+export const leaseId = (deploymentId: string, attempt: number) => `${deploymentId}#${attempt}`;
+
 export interface LeaseDoc {
-  _id: Types.ObjectId;
+  _id: string;
   deploymentId: string;
   projectId: string;
   serviceId: string;
@@ -109,6 +100,7 @@ export interface LeaseDoc {
 
 const leaseSchema = new Schema<LeaseDoc>(
   {
+    _id: { type: String, required: true },
     deploymentId: { type: String, required: true },
     projectId: { type: String, required: true },
     serviceId: { type: String, required: true },
@@ -119,9 +111,29 @@ const leaseSchema = new Schema<LeaseDoc>(
   },
   { collection: 'deployment_leases', versionKey: false },
 );
-// One worker per attempt: the insert that wins this index holds the deployment.
-leaseSchema.index({ deploymentId: 1, attempt: -1 }, { unique: true });
 leaseSchema.index({ projectId: 1, serviceId: 1 });
+
+/** A deployment the pipeline still has to run (BUILDING or DEPLOYING). */
+export interface QueueEntryDoc {
+  /** The deployment id. */
+  _id: string;
+  projectId: string;
+  serviceId: string;
+  createdAt: Date;
+}
+
+const queueEntrySchema = new Schema<QueueEntryDoc>(
+  {
+    _id: { type: String, required: true },
+    projectId: { type: String, required: true },
+    serviceId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'deployment_queue', versionKey: false },
+);
+// The claim: oldest first.
+queueEntrySchema.index({ createdAt: 1, _id: 1 });
+queueEntrySchema.index({ projectId: 1, serviceId: 1 });
 
 export interface IdempotencyKeyDoc {
   /** `${accountId}:${key}`: keys are per account. */
@@ -150,6 +162,7 @@ export interface DeploymentModels {
   deployments: Model<DeploymentDoc>;
   transitions: Model<TransitionDoc>;
   leases: Model<LeaseDoc>;
+  queue: Model<QueueEntryDoc>;
   idempotencyKeys: Model<IdempotencyKeyDoc>;
 }
 
@@ -163,6 +176,7 @@ export function deploymentModels(connection: Connection): DeploymentModels {
     deployments: modelOf(connection, 'Deployment', deploymentSchema),
     transitions: modelOf(connection, 'DeploymentTransition', transitionSchema),
     leases: modelOf(connection, 'DeploymentLease', leaseSchema),
+    queue: modelOf(connection, 'DeploymentQueueEntry', queueEntrySchema),
     idempotencyKeys: modelOf(connection, 'IdempotencyKey', idempotencyKeySchema),
   };
 }

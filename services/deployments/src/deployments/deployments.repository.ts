@@ -10,8 +10,19 @@ import {
   type CursorPosition,
   type DeploymentStatusChangedEvent,
 } from '@platform/shared';
-import type { DeploymentDoc, DeploymentModels, TransitionDoc } from './deployments.model';
-import { assertTransitionAllowed, resolveStatus, type DeploymentStatus } from './status';
+import {
+  transitionId,
+  type DeploymentDoc,
+  type DeploymentModels,
+  type TransitionDoc,
+} from './deployments.model';
+import {
+  assertTransitionAllowed,
+  isFinal,
+  resolveStatus,
+  type DeploymentStatus,
+  type StatusChange,
+} from './status';
 
 /** A deployment as the rest of the service sees it: its status as its transitions give it. */
 export interface Deployment {
@@ -55,19 +66,19 @@ const fieldsOf = (doc: DeploymentDoc): DeploymentFields => ({
   createdAt: doc.createdAt,
 });
 
-const withStatus = (fields: DeploymentFields, transitions: TransitionDoc[]): Deployment => ({
-  ...fields,
-  ...resolveStatus(fields.createdAt, transitions),
-});
+const belongsTo = (doc: DeploymentDoc, ref: ServiceRef) =>
+  doc.accountId === ref.accountId &&
+  doc.projectId === ref.projectId &&
+  doc.serviceId === ref.serviceId;
 
-/** The deployment.status-changed event of one change, as a transition document to insert. */
+/** A status change with its deployment.status-changed event, as a document to insert. */
 function transitionRecord(
   deployment: Pick<Deployment, 'id' | 'accountId' | 'projectId' | 'serviceId' | 'commitHash'>,
   from: DeploymentStatus | null,
   to: DeploymentStatus,
   at: Date,
   attempt: number | null,
-) {
+): TransitionDoc {
   const event = newEvent<DeploymentStatusChangedEvent>(
     {
       type: 'deployment.status_changed',
@@ -82,6 +93,7 @@ function transitionRecord(
     at,
   );
   return {
+    _id: transitionId(deployment.id, from),
     deploymentId: deployment.id,
     accountId: deployment.accountId,
     projectId: deployment.projectId,
@@ -95,16 +107,27 @@ function transitionRecord(
   };
 }
 
+/** Inserts; false when the _id exists already. */
+async function insertOnce(insert: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await insert();
+    return true;
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return false;
+    throw err;
+  }
+}
+
 export class DeploymentsRepository {
   constructor(private readonly models: DeploymentModels) {}
 
   /**
-   * Inserts a BUILDING deployment and its creation event. Returns null when a deployment with
-   * this id exists already (a repeated idempotent request).
+   * Inserts a BUILDING deployment, its place in the pipeline's queue and its creation event.
+   * Returns null when a deployment with this id exists already (a repeated idempotent request).
    */
   async insertBuilding(fields: NewDeployment): Promise<Deployment | null> {
-    const doc: DeploymentDoc = {
-      _id: fields.id,
+    const deployment: Deployment = {
+      id: fields.id.toHexString(),
       accountId: fields.accountId,
       projectId: fields.projectId,
       serviceId: fields.serviceId,
@@ -115,54 +138,57 @@ export class DeploymentsRepository {
       status: 'BUILDING',
       statusChangedAt: fields.createdAt,
       deployedAt: null,
-      leaseOwner: null,
-      leaseUntil: new Date(0),
     };
-    try {
-      await this.models.deployments.create(doc);
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return null;
-      throw err;
-    }
-    const deployment: Deployment = {
-      ...fieldsOf(doc),
-      status: 'BUILDING',
-      statusChangedAt: doc.createdAt,
-      deployedAt: null,
-    };
+    // Queued first: a deployment is never without its way to the pipeline (a queue entry whose
+    // deployment never came is dropped by the pipeline).
+    await this.enqueue(deployment);
+    const inserted = await insertOnce(() =>
+      this.models.deployments.create({
+        _id: fields.id,
+        accountId: deployment.accountId,
+        projectId: deployment.projectId,
+        serviceId: deployment.serviceId,
+        commitHash: deployment.commitHash,
+        commitMessage: deployment.commitMessage,
+        logs: '',
+        createdAt: deployment.createdAt,
+      }),
+    );
+    if (!inserted) return null;
     await this.recordCreation(deployment);
     return deployment;
   }
 
   /**
-   * The creation event, if it is not recorded yet: a crash between the two inserts of
-   * insertBuilding leaves a deployment without it, which the next one to look makes good.
+   * Makes good what an earlier try of the same request may have left undone when it stopped
+   * between its inserts: the queue entry (while there is work) and the creation event.
    */
-  async recordCreation(deployment: Deployment): Promise<void> {
-    try {
-      await this.models.transitions.create(
-        transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null),
-      );
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+  async completeCreation(deployment: Deployment): Promise<void> {
+    if (!isFinal(deployment.status)) await this.enqueue(deployment);
+    await this.recordCreation(deployment);
   }
 
-  async hasCreationRecord(id: string): Promise<boolean> {
-    return (await this.models.transitions.exists({ deploymentId: id, from: null })) !== null;
+  /** The creation event (BUILDING, no previous status), unless it is recorded already. */
+  async recordCreation(deployment: Deployment): Promise<boolean> {
+    return insertOnce(() =>
+      this.models.transitions.create(
+        transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null),
+      ),
+    );
   }
 
   async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
     const doc = await this.models.deployments.findById(id).lean<DeploymentDoc>();
-    return doc ? this.resolve(doc) : null;
+    return doc ? this.withStatus(fieldsOf(doc)) : null;
   }
 
   /** A deployment only when it belongs to this service of this project and account. */
   async findInService(ref: ServiceRef, id: string): Promise<Deployment | null> {
+    // By _id alone (the only lookup FerretDB indexes), the owner checked here.
     const doc = await this.models.deployments
-      .findOne({ _id: parseObjectId(id, 'Deployment'), ...ref })
+      .findById(parseObjectId(id, 'Deployment'))
       .lean<DeploymentDoc>();
-    return doc ? this.resolve(doc) : null;
+    return doc && belongsTo(doc, ref) ? this.withStatus(fieldsOf(doc)) : null;
   }
 
   /** Newest first; fetches `limit + 1` so the caller knows whether more remain. */
@@ -179,28 +205,13 @@ export class DeploymentsRepository {
       .sort(NEWEST_FIRST)
       .limit(limit + 1)
       .lean<DeploymentDoc[]>();
-    const transitions = await this.transitionsOf(docs.map((d) => d._id.toHexString()));
-    return docs.map((doc) =>
-      withStatus(fieldsOf(doc), transitions.get(doc._id.toHexString()) ?? []),
-    );
-  }
-
-  async transitionsOf(ids: string[]): Promise<Map<string, TransitionDoc[]>> {
-    const byDeployment = new Map<string, TransitionDoc[]>();
-    if (ids.length === 0) return byDeployment;
-    const rows = await this.models.transitions
-      .find({ deploymentId: { $in: ids } }, { outbox: 0 })
-      .lean<TransitionDoc[]>();
-    for (const row of rows) {
-      byDeployment.set(row.deploymentId, [...(byDeployment.get(row.deploymentId) ?? []), row]);
-    }
-    return byDeployment;
+    return Promise.all(docs.map((doc) => this.withStatus(fieldsOf(doc))));
   }
 
   /**
    * Records `current` → `to` with its event, only if `current.status` has not been left yet:
-   * one insert on the unique (deployment, from) index, so of two racing changes exactly one is
-   * recorded. Returns the deployment as it now is, or null when another change won.
+   * one insert whose _id is the status left, so of two racing changes exactly one is recorded.
+   * Returns the deployment as it now is, or null when another change won.
    */
   async transition(
     current: Deployment,
@@ -209,20 +220,21 @@ export class DeploymentsRepository {
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
     const at = new Date();
-    try {
-      await this.models.transitions.create(
-        transitionRecord(current, current.status, to, at, attempt),
-      );
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return null;
-      throw err;
-    }
+    const recorded = await insertOnce(() =>
+      this.models.transitions.create(transitionRecord(current, current.status, to, at, attempt)),
+    );
+    if (!recorded) return null;
     return {
       ...current,
       status: to,
       statusChangedAt: at,
       deployedAt: to === 'DEPLOYED' ? at : null,
     };
+  }
+
+  /** Nothing left for the pipeline to run. */
+  async dequeue(id: string): Promise<void> {
+    await this.models.queue.deleteOne({ _id: id });
   }
 
   async deleteByProject(accountId: string, projectId: string): Promise<number> {
@@ -237,15 +249,37 @@ export class DeploymentsRepository {
     owned: Partial<ServiceRef>,
     scope: { projectId: string; serviceId?: string },
   ) {
+    await this.models.queue.deleteMany(scope);
     const result = await this.models.deployments.deleteMany(owned);
-    // Leases first: a worker still running one of them finds its lease gone at its next beat.
+    // A worker still running one of them finds its lease gone at its next heartbeat and stops.
     await this.models.leases.deleteMany(scope);
     await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
     return result.deletedCount;
   }
 
-  private async resolve(doc: DeploymentDoc): Promise<Deployment> {
-    const transitions = await this.transitionsOf([doc._id.toHexString()]);
-    return withStatus(fieldsOf(doc), transitions.get(doc._id.toHexString()) ?? []);
+  private async enqueue(d: Pick<Deployment, 'id' | 'projectId' | 'serviceId' | 'createdAt'>) {
+    await insertOnce(() =>
+      this.models.queue.create({
+        _id: d.id,
+        projectId: d.projectId,
+        serviceId: d.serviceId,
+        createdAt: d.createdAt,
+      }),
+    );
+  }
+
+  /** Follows the transitions from BUILDING, by _id: at most three reads. */
+  private async withStatus(fields: DeploymentFields): Promise<Deployment> {
+    const changes: StatusChange[] = [];
+    for (let from: DeploymentStatus = 'BUILDING'; ;) {
+      const change: TransitionDoc | null = await this.models.transitions
+        .findById(transitionId(fields.id, from), { from: 1, to: 1, at: 1 })
+        .lean<TransitionDoc>();
+      if (!change) break;
+      changes.push(change);
+      if (isFinal(change.to)) break;
+      from = change.to;
+    }
+    return { ...fields, ...resolveStatus(fields.createdAt, changes) };
   }
 }

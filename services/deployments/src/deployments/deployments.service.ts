@@ -104,6 +104,7 @@ export class DeploymentsService {
       const cancelled = await this.deps.deployments.transition(current, 'CANCELLED');
       if (cancelled) {
         this.deps.onEventQueued();
+        await this.deps.deployments.dequeue(cancelled.id);
         return cancelled;
       }
       current = await this.findOrThrow(ref, deploymentId);
@@ -141,8 +142,7 @@ export class DeploymentsService {
       created = await this.deps.deployments.findById(id);
       if (!created)
         throw new Error(`deployment ${id.toHexString()} vanished after a duplicate insert`);
-      // The earlier try may have stopped between its two inserts.
-      await this.deps.deployments.recordCreation(created);
+      await this.deps.deployments.completeCreation(created);
     }
     this.deps.onEventQueued();
     this.deps.onDeploymentCreated();

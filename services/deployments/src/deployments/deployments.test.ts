@@ -53,13 +53,13 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
       accountId: service.accountId,
       projectId: service.projectId,
       serviceId: service.serviceId,
-      status: 'BUILDING',
       commitHash,
       commitMessage: 'Fix the login page',
       logs: '',
-      deployedAt: null,
     });
     expect(doc!.createdAt.toISOString()).toBe(res.body.createdAt);
+    expect(await h.changes(res.body.id)).toEqual(['->BUILDING']);
+    expect(await h.isQueued(res.body.id)).toBe(true);
   });
 
   it('stores the commit hash in lower case and the commit message as "" when none is given', async () => {
@@ -371,6 +371,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
       error: 'CONFLICT',
       message: 'The deployment is already CANCELLED and can no longer change.',
     });
+    expect(await h.isQueued(created.body.id)).toBe(false);
     const events = await h.pendingEvents(created.body.id);
     expect(events.map((e) => [e.status, e.previousStatus])).toEqual([
       ['BUILDING', null],

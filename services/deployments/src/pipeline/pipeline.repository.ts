@@ -1,17 +1,17 @@
 import { Types } from 'mongoose';
 import { isDuplicateKeyError } from '@platform/shared';
 import {
-  NO_LEASE,
-  type DeploymentDoc,
+  leaseId,
+  transitionId,
   type DeploymentModels,
   type LeaseDoc,
+  type QueueEntryDoc,
 } from '../deployments/deployments.model';
-import type { Deployment } from '../deployments/deployments.repository';
-import { ACTIVE_STATUSES, type DeploymentStatus, type ResolvedStatus } from '../deployments/status';
+import type { DeploymentStatus } from '../deployments/status';
 
 /** A worker's hold on a deployment: one attempt at running it. */
 export interface Lease {
-  id: Types.ObjectId;
+  id: string;
   deploymentId: string;
   attempt: number;
   owner: string;
@@ -20,59 +20,63 @@ export interface Lease {
   lostAttempts: number;
 }
 
-export interface ClaimCandidate {
+export interface QueueEntry {
   id: string;
   projectId: string;
   serviceId: string;
+  createdAt: Date;
 }
 
+const EXPIRED = new Date(0);
+
 /**
- * The pipeline's reads and writes. Each document it updates has one writer at a time: the lease
- * is renewed only by the worker that inserted it, the deployment's logs and copies are written
- * only by the worker holding its current lease (see deployments.model.ts for why).
+ * The pipeline's reads and writes, by _id wherever it repeats (FerretDB indexes nothing else).
+ * Each document it updates has one writer: a lease only its owner renews, a deployment's logs
+ * only the worker holding its current lease (see deployments.model.ts for why).
  */
 export class PipelineRepository {
   constructor(private readonly models: DeploymentModels) {}
 
-  /** Active deployments (by their status copy) whose lease looks free, oldest first. */
-  async claimCandidates(now: Date, limit: number): Promise<ClaimCandidate[]> {
-    const docs = await this.models.deployments
-      .find(
-        { status: { $in: ACTIVE_STATUSES }, leaseUntil: { $lt: now } },
-        { projectId: 1, serviceId: 1 },
-      )
-      .sort({ createdAt: 1 })
+  /** Deployments still to run, oldest first. */
+  async queued(limit: number, skip = 0): Promise<QueueEntry[]> {
+    const docs = await this.models.queue
+      .find({})
+      .sort({ createdAt: 1, _id: 1 })
+      .skip(skip)
       .limit(limit)
-      .lean<DeploymentDoc[]>();
+      .lean<QueueEntryDoc[]>();
     return docs.map((d) => ({
-      id: d._id.toHexString(),
+      id: d._id,
       projectId: d.projectId,
       serviceId: d.serviceId,
+      createdAt: d.createdAt,
     }));
   }
 
+  async dropFromQueue(deploymentId: string): Promise<void> {
+    await this.models.queue.deleteOne({ _id: deploymentId });
+  }
+
   /**
-   * Takes the deployment for the next attempt, unless a worker still holds it. Two workers
-   * claiming at once insert the same (deployment, attempt): one insert wins.
+   * Takes the deployment for its next attempt, unless a worker still holds it. Two workers
+   * claiming at once insert the same `<deployment>#<attempt>`: one insert wins.
    */
   async claim(
-    candidate: ClaimCandidate,
+    entry: QueueEntry,
     owner: string,
     leaseMs: number,
     now = new Date(),
   ): Promise<Lease | null> {
-    const earlier = await this.models.leases
-      .find({ deploymentId: candidate.id })
-      .sort({ attempt: -1 })
-      .lean<LeaseDoc[]>();
-    const latest = earlier[0];
+    const earlier = await this.leasesOf(entry.id);
+    const latest = earlier.at(-1);
     if (latest && !latest.released && latest.leaseUntil > now) return null;
-    const lease = {
-      _id: new Types.ObjectId(),
-      deploymentId: candidate.id,
-      projectId: candidate.projectId,
-      serviceId: candidate.serviceId,
-      attempt: (latest?.attempt ?? 0) + 1,
+    const attempt = (latest?.attempt ?? 0) + 1;
+    const lease: LeaseDoc = {
+      _id: leaseId(entry.id, attempt),
+      deploymentId: entry.id,
+      projectId: entry.projectId,
+      serviceId: entry.serviceId,
+      attempt,
       owner,
       leaseUntil: new Date(now.getTime() + leaseMs),
       released: false,
@@ -83,14 +87,10 @@ export class PipelineRepository {
       if (isDuplicateKeyError(err)) return null;
       throw err;
     }
-    await this.models.deployments.updateOne(
-      { _id: new Types.ObjectId(candidate.id) },
-      { $set: { leaseOwner: owner, leaseUntil: lease.leaseUntil } },
-    );
     return {
       id: lease._id,
-      deploymentId: candidate.id,
-      attempt: lease.attempt,
+      deploymentId: entry.id,
+      attempt,
       owner,
       leaseUntil: lease.leaseUntil,
       lostAttempts: earlier.filter((l) => !l.released).length,
@@ -103,66 +103,51 @@ export class PipelineRepository {
     return result.matchedCount === 1;
   }
 
-  /** Another worker took over: this lease expired and a later attempt was claimed. */
+  /** Another worker took over: this lease expired and the next attempt was claimed. */
   async isTakenOver(lease: Lease): Promise<boolean> {
-    return (
-      (await this.models.leases.exists({
-        deploymentId: lease.deploymentId,
-        attempt: lease.attempt + 1,
-      })) !== null
-    );
+    const next = leaseId(lease.deploymentId, lease.attempt + 1);
+    return (await this.models.leases.exists({ _id: next })) !== null;
   }
 
   /** The deployment has left `status` (cancelled through the API, most likely). */
   async hasLeft(deploymentId: string, status: DeploymentStatus): Promise<boolean> {
-    return (await this.models.transitions.exists({ deploymentId, from: status })) !== null;
+    return (
+      (await this.models.transitions.exists({ _id: transitionId(deploymentId, status) })) !== null
+    );
   }
 
-  /**
-   * Writes the holder's view into the deployment: logs, the lease copy, the status copy.
-   * False when the deployment no longer exists.
-   */
-  async writeProgress(
-    lease: Lease,
-    progress: { logs?: string; status?: ResolvedStatus; leaseUntil?: Date },
-  ): Promise<boolean> {
-    const set: Partial<DeploymentDoc> = { leaseOwner: lease.owner };
-    if (progress.logs !== undefined) set.logs = progress.logs;
-    if (progress.status) Object.assign(set, progress.status);
-    if (progress.leaseUntil) set.leaseUntil = progress.leaseUntil;
+  /** False when the deployment no longer exists. */
+  async writeLogs(lease: Lease, logs: string): Promise<boolean> {
     const result = await this.models.deployments.updateOne(
       { _id: new Types.ObjectId(lease.deploymentId) },
-      { $set: set },
+      { $set: { logs } },
     );
     return result.matchedCount === 1;
   }
 
   /**
-   * Gives the deployment back with its final logs and status copy. The attempt does not count
-   * as lost; after a shutdown the next worker claims it at once.
+   * Gives the deployment back with its final logs; the attempt does not count as lost. A
+   * deployment left in a final status leaves the queue; one handed back on shutdown stays for
+   * the next worker to claim at once.
    */
-  async release(lease: Lease, logs: string, status: ResolvedStatus): Promise<void> {
+  async release(lease: Lease, logs: string, finished: boolean): Promise<void> {
+    await this.writeLogs(lease, logs);
     await this.models.leases.updateOne(
       { _id: lease.id },
-      { $set: { leaseUntil: NO_LEASE, released: true } },
+      { $set: { leaseUntil: EXPIRED, released: true } },
     );
-    await this.models.deployments.updateOne(
-      { _id: new Types.ObjectId(lease.deploymentId) },
-      { $set: { logs, ...status, leaseOwner: null, leaseUntil: NO_LEASE } },
-    );
+    if (finished) await this.dropFromQueue(lease.deploymentId);
   }
 
-  /** Corrects the status copy of a deployment that is no longer active (without a lease). */
-  async repairStatusCopy(deployment: Deployment): Promise<void> {
-    await this.models.deployments.updateOne(
-      { _id: new Types.ObjectId(deployment.id) },
-      {
-        $set: {
-          status: deployment.status,
-          statusChangedAt: deployment.statusChangedAt,
-          deployedAt: deployment.deployedAt,
-        },
-      },
-    );
+  /** The deployment's leases in attempt order, read one by one by _id (there are few). */
+  private async leasesOf(deploymentId: string): Promise<LeaseDoc[]> {
+    const leases: LeaseDoc[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const lease = await this.models.leases
+        .findById(leaseId(deploymentId, attempt))
+        .lean<LeaseDoc>();
+      if (!lease) return leases;
+      leases.push(lease);
+    }
   }
 }

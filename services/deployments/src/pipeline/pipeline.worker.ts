@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import type { Logger } from '@platform/shared';
 import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
-import { isFinal, type DeploymentStatus, type ResolvedStatus } from '../deployments/status';
+import { isFinal, type DeploymentStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
-import { PipelineRepository, type Lease } from './pipeline.repository';
+import { PipelineRepository, type Lease, type QueueEntry } from './pipeline.repository';
 import { startStep, type RunningStep, type StepResult } from './step-runner';
 
 export interface PipelineWorkerOptions {
@@ -49,14 +49,10 @@ interface RunContext {
 }
 
 const CLAIM_BATCH = 20;
+/** A queue entry whose deployment was never inserted (the API stopped in between) is dropped after this. */
+const ORPHAN_ENTRY_MS = 60_000;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-const statusOf = (d: Deployment): ResolvedStatus => ({
-  status: d.status,
-  statusChangedAt: d.statusChangedAt,
-  deployedAt: d.deployedAt,
-});
 
 /**
  * Runs deployments in this process: claims BUILDING/DEPLOYING ones with a lease, runs the
@@ -134,31 +130,37 @@ export class PipelineWorker {
 
   /** Claims and starts one deployment; false when there is none to run. */
   private async claimOne(): Promise<boolean> {
-    const { pipeline, deployments, options, workerId } = this.context;
-    const candidates = await pipeline.claimCandidates(new Date(), CLAIM_BATCH);
-    for (const candidate of candidates) {
-      if (this.active.has(candidate.id)) continue;
-      const deployment = await deployments.findById(candidate.id);
-      if (!deployment) continue;
-      if (isFinal(deployment.status)) {
-        // Cancelled before anyone ran it: only its status copy was behind.
-        await pipeline.repairStatusCopy(deployment);
-        continue;
+    for (let skip = 0; ; skip += CLAIM_BATCH) {
+      const entries = await this.context.pipeline.queued(CLAIM_BATCH, skip);
+      for (const entry of entries) {
+        if (!this.active.has(entry.id) && (await this.tryToStart(entry))) return true;
       }
-      const lease = await pipeline.claim(candidate, workerId, options.leaseMs);
-      if (!lease) continue;
-      if (!this.running) {
-        await pipeline.release(lease, deployment.logs, statusOf(deployment));
-        return false;
-      }
-      if (!(await deployments.hasCreationRecord(deployment.id))) {
-        await deployments.recordCreation(deployment);
-        options.onEventQueued();
-      }
-      this.launch(deployment, lease);
-      return true;
+      if (entries.length < CLAIM_BATCH) return false;
     }
-    return false;
+  }
+
+  private async tryToStart(entry: QueueEntry): Promise<boolean> {
+    const { pipeline, deployments, options, workerId } = this.context;
+    const deployment = await deployments.findById(entry.id);
+    if (!deployment) {
+      if (Date.now() - entry.createdAt.getTime() > ORPHAN_ENTRY_MS)
+        await pipeline.dropFromQueue(entry.id);
+      return false;
+    }
+    if (isFinal(deployment.status)) {
+      // Cancelled before anyone ran it.
+      await pipeline.dropFromQueue(entry.id);
+      return false;
+    }
+    const lease = await pipeline.claim(entry, workerId, options.leaseMs);
+    if (!lease) return false;
+    if (!this.running) {
+      await pipeline.release(lease, deployment.logs, false);
+      return false;
+    }
+    if (await deployments.recordCreation(deployment)) options.onEventQueued();
+    this.launch(deployment, lease);
+    return true;
   }
 
   private launch(deployment: Deployment, lease: Lease) {
@@ -336,19 +338,22 @@ class DeploymentRun {
       if (takenOver) return this.interrupt({ reason: 'lease-lost' });
       this.leaseUntil = leaseUntil;
       if (left) return this.interrupt(await this.whatChanged());
-      const snapshot = this.log.dirty ? this.log.snapshot() : undefined;
-      const exists = await pipeline.writeProgress(this.lease, {
-        logs: snapshot?.text,
-        leaseUntil: new Date(leaseUntil),
-      });
-      if (!exists) return this.interrupt({ reason: 'deleted' });
-      if (snapshot) this.log.written(snapshot);
+      if (this.log.dirty && !(await this.saveLogs())) this.interrupt({ reason: 'deleted' });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not renew the lease');
       // Stop before another worker may take over, so the step never runs twice at once.
-      if (Date.now() >= this.leaseUntil - options.heartbeatMs)
+      if (Date.now() >= this.leaseUntil - options.heartbeatMs) {
         this.interrupt({ reason: 'lease-lost' });
+      }
     }
+  }
+
+  /** Writes the output so far; false when the deployment is gone. */
+  private async saveLogs(): Promise<boolean> {
+    const snapshot = this.log.snapshot();
+    const saved = await this.context.pipeline.writeLogs(this.lease, snapshot.text);
+    if (saved) this.log.written(snapshot);
+    return saved;
   }
 
   /** The deployment's status moved without us: which status, or gone. */
@@ -359,56 +364,45 @@ class DeploymentRun {
 
   /** Records the next status; DEPLOYED also gives the lease back. */
   private async advance(to: 'DEPLOYING' | 'DEPLOYED'): Promise<boolean> {
-    const { pipeline, options } = this.context;
     const updated = await this.recordChange(to);
     if (!updated) return false;
     this.deployment = updated;
-    options.onEventQueued();
-    if (to === 'DEPLOYED') {
-      await pipeline.release(this.lease, this.log.toString(), statusOf(updated));
-    } else {
-      await pipeline.writeProgress(this.lease, { status: statusOf(updated) });
-    }
+    this.context.options.onEventQueued();
+    if (to === 'DEPLOYED')
+      await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ status: to }, 'deployment moved on');
     return true;
   }
 
   private async fail(message: string) {
-    const { pipeline, options } = this.context;
     this.log.line(message);
     const updated = await this.recordChange('FAILED');
     if (!updated) return;
-    options.onEventQueued();
-    await pipeline.release(this.lease, this.log.toString(), statusOf(updated));
+    this.context.options.onEventQueued();
+    await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ reason: message }, 'deployment failed');
   }
 
   /**
-   * Records a status change while this worker still holds the deployment. Null when another
-   * worker took over or another change (a cancel) came first; the run is then settled.
+   * Records a status change while this worker still holds the deployment. Null when it is
+   * gone, another worker took over or another change (a cancel) came first; the run is then
+   * settled.
    */
   private async recordChange(to: DeploymentStatus): Promise<Deployment | null> {
     const { pipeline, deployments } = this.context;
     const step: Step = this.deployment.status === 'BUILDING' ? 'build' : 'deploy';
     // The output goes in before the status, so whoever sees the new status sees all of it.
-    const snapshot = this.log.snapshot();
-    if (!(await pipeline.writeProgress(this.lease, { logs: snapshot.text }))) {
+    if (!(await this.saveLogs())) {
       this.interruption ??= { reason: 'deleted' };
-      await this.settleInterrupted(step);
-      return null;
-    }
-    this.log.written(snapshot);
-    if (await pipeline.isTakenOver(this.lease)) {
+    } else if (await pipeline.isTakenOver(this.lease)) {
       this.interruption ??= { reason: 'lease-lost' };
-      await this.settleInterrupted(step);
-      return null;
-    }
-    const updated = await deployments.transition(this.deployment, to, this.lease.attempt);
-    if (!updated) {
+    } else {
+      const updated = await deployments.transition(this.deployment, to, this.lease.attempt);
+      if (updated) return updated;
       this.interruption ??= await this.whatChanged();
-      await this.settleInterrupted(step);
     }
-    return updated;
+    await this.settleInterrupted(step);
+    return null;
   }
 
   private async settleInterrupted(step: Step) {
@@ -419,13 +413,13 @@ class DeploymentRun {
       case 'status-changed': {
         const { status } = interruption.now;
         this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
-        await pipeline.release(this.lease, this.log.toString(), statusOf(interruption.now));
+        await pipeline.release(this.lease, this.log.toString(), isFinal(status));
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
       }
       case 'shutdown':
         this.log.line(`The pipeline worker is shutting down: the ${step} step will run again.`);
-        await pipeline.release(this.lease, this.log.toString(), statusOf(this.deployment));
+        await pipeline.release(this.lease, this.log.toString(), false);
         this.logger.info('deployment handed back on shutdown');
         return;
       case 'deleted':

@@ -137,15 +137,19 @@ export async function startHarness(options: HarnessOptions = {}) {
         .lean<TransitionDoc[]>();
       return rows.map((t) => `${t.from ?? '-'}>${t.to}`);
     },
-    /** The document once the worker that ran it has given it back (just after its last status). */
-    async released(id: string): Promise<DeploymentDoc> {
+    /** The deployment's leases once the worker that ran it last has given it back. */
+    async released(id: string) {
       return waitFor(
         async () => {
-          const doc = await models.deployments.findById(id).lean<DeploymentDoc>();
-          return doc?.leaseOwner === null ? doc : null;
+          const leases = await this.leases(id);
+          return leases.at(-1)?.released ? leases : null;
         },
         { what: `deployment ${id} to be released` },
       );
+    },
+    /** Whether the deployment is still in the pipeline's queue. */
+    async isQueued(id: string): Promise<boolean> {
+      return (await models.queue.exists({ _id: id })) !== null;
     },
     /** The deployment's leases, one per attempt, in order. */
     async leases(id: string) {
