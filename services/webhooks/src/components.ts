@@ -21,6 +21,7 @@ export interface ComponentOptions {
   pollIntervalMs?: number;
   housekeepingIntervalMs?: number;
   stopGraceMs?: number;
+  inOrderWindowMs?: number;
   /** Tests resolve names without DNS; production uses the system resolver. */
   resolveHost?: ResolveHost;
 }
@@ -50,6 +51,7 @@ export function createComponents(options: ComponentOptions) {
     housekeepingIntervalMs: options.housekeepingIntervalMs,
     pollIntervalMs: options.pollIntervalMs,
     stopGraceMs: options.stopGraceMs,
+    inOrderWindowMs: options.inOrderWindowMs,
     logger: options.logger,
   });
   const deliveries = new DeliveriesService({

@@ -140,7 +140,7 @@ export class DeliveriesRepository {
       .findOneAndUpdate(
         filter,
         { $set: { dueAt: leaseUntil, leaseId } },
-        { sort: { dueAt: 1 }, new: true },
+        { sort: { dueAt: 1, _id: 1 }, new: true },
       )
       .lean<QueueEntryDoc>();
     return entry ? { deliveryId: entry._id, webhookId: entry.webhookId, leaseId } : null;
@@ -167,19 +167,19 @@ export class DeliveriesRepository {
   async cancel(claim: Claim): Promise<void> {
     await this.model.updateOne(
       { _id: claim.deliveryId },
-      { $set: { status: 'cancelled', nextAttemptAt: null } },
+      { $set: { status: 'failed', nextAttemptAt: null } },
     );
     await this.dequeue(claim);
   }
 
   /**
    * Stops every pending delivery of a webhook that was turned off. One attempt still running
-   * finishes, and its retry, if any, is cancelled when claimed.
+   * finishes, and its retry, if any, is stopped when claimed.
    */
   async cancelPending(webhookId: Types.ObjectId, now: Date): Promise<void> {
     await this.model.updateMany(
       { webhookId, status: 'pending' },
-      { $set: { status: 'cancelled', nextAttemptAt: null } },
+      { $set: { status: 'failed', nextAttemptAt: null } },
     );
     await this.queue.deleteMany({ webhookId, $or: [{ leaseId: null }, { dueAt: { $lte: now } }] });
   }

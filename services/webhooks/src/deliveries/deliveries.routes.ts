@@ -32,9 +32,8 @@ export function deliveriesRouter(webhooks: WebhooksService, deliveries: Deliveri
   router.post('/:webhookId/deliveries/:deliveryId/redeliver', async (req, res) => {
     validate(noInputBody, req.body);
     const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
-    res
-      .status(202)
-      .json(deliverySummary(await deliveries.redeliver(webhook, req.params.deliveryId)));
+    await deliveries.redeliver(webhook, req.params.deliveryId);
+    res.status(202).end();
   });
 
   return router;

@@ -7,6 +7,7 @@ import {
   buildProject,
   buildStatusChange,
   dropDatabase,
+  newId,
   startTestService,
   type TestService,
   type TestServiceOptions,
@@ -218,7 +219,48 @@ describe('housekeeping', () => {
   });
 });
 
-describe('slow receivers', () => {
+describe('order and slow receivers', () => {
+  it('sends a webhook’s events one at a time, in the order they happened', async () => {
+    const dbName = newDatabase();
+    const target = await receiver(() => ({ status: 200, delayMs: 30 }));
+    const service = await start({ dbName });
+    const p = await subscribe(service, target);
+    const deploymentId = newId();
+    const events = (['BUILDING', 'DEPLOYING', 'DEPLOYED'] as const).map((status) =>
+      statusChange(p, { deploymentId, status }),
+    );
+
+    for (const event of events) await service.components.deliveries.recordStatusChange(event);
+    const requests = await target.waitForRequests(3);
+
+    expect(requests.map((r) => JSON.parse(r.body).data.status)).toEqual([
+      'BUILDING',
+      'DEPLOYING',
+      'DEPLOYED',
+    ]);
+    expect(target.maxConcurrent).toBe(1);
+  });
+
+  it('starts a slow receiver’s next event beside a request it has not answered yet', async () => {
+    const dbName = newDatabase();
+    const target = await receiver((_req, index) => (index === 0 ? 'hang' : { status: 200 }));
+    const service = await start({ dbName, timeoutMs: 10_000, inOrderWindowMs: 300 });
+    const p = await subscribe(service, target);
+    const events = [statusChange(p), statusChange(p), statusChange(p)];
+
+    for (const event of events) await service.components.deliveries.recordStatusChange(event);
+    const requests = await target.waitForRequests(3, 5_000);
+
+    expect(requests[1]!.receivedAt - requests[0]!.receivedAt).toBeGreaterThanOrEqual(250);
+    expect(target.maxConcurrent).toBeGreaterThanOrEqual(2);
+    await waitFor(async () => {
+      const delivered = await service.components.deliveriesRepository.model.countDocuments({
+        status: 'succeeded',
+      });
+      return delivered === 2;
+    });
+  });
+
   it('keeps delivering to a healthy receiver while another never answers', async () => {
     const dbName = newDatabase();
     const service = await start({ dbName, concurrency: 4, timeoutMs: 8_000 });
@@ -261,14 +303,58 @@ describe('long outages', () => {
     });
 
     expect(disabled.disabledReason).toBe('failing');
-    await waitFor(async () => (await deliveryOf(service, event.eventId))?.status === 'cancelled');
+    await waitFor(async () => (await deliveryOf(service, event.eventId))?.status === 'failed');
     const delivery = await deliveryOf(service, event.eventId);
     const attempts = delivery!.attempts;
+    // Stopped by the disabling, not by the end of its seven-step schedule.
     expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(attempts.length).toBeLessThan(7);
+    expect(delivery!.nextAttemptAt).toBeNull();
+    expect(
+      await service.components.deliveriesRepository.queue.countDocuments({
+        webhookId: p.webhookId,
+      }),
+    ).toBe(0);
     expect(attempts.at(-1)!.at.getTime() - disabled.failingSince!.getTime()).toBeGreaterThanOrEqual(
       500,
     );
     expect(target.requests).toHaveLength(delivery!.attemptCount);
+  });
+
+  it('stops the other pending deliveries of a webhook that answers 410 Gone', async () => {
+    const dbName = newDatabase();
+    const waiting = statusChange({ accountId: 'x', projectId: 'y' });
+    const target = await receiver((req) => ({
+      status: req.headers['webhook-id'] === waiting.eventId ? 500 : 410,
+    }));
+    const service = await start({ dbName, retrySchedule: [60_000] });
+    const p = await subscribe(service, target);
+    const first = statusChange(p);
+    Object.assign(first, { eventId: waiting.eventId });
+    const gone = statusChange(p);
+
+    await service.components.deliveries.recordStatusChange(first);
+    await waitFor(async () => (await deliveryOf(service, first.eventId))?.attemptCount === 1);
+    await service.components.deliveries.recordStatusChange(gone);
+
+    await waitFor(async () => (await deliveryOf(service, gone.eventId))?.status === 'failed');
+    await waitFor(async () => (await deliveryOf(service, first.eventId))?.status === 'failed');
+    expect(await deliveryOf(service, first.eventId)).toMatchObject({
+      attemptCount: 1,
+      nextAttemptAt: null,
+    });
+    expect(
+      await service.components.deliveriesRepository.queue.countDocuments({
+        webhookId: p.webhookId,
+      }),
+    ).toBe(0);
+    expect(
+      await service.components.webhooksRepository.model.findById(p.webhookId).lean(),
+    ).toMatchObject({
+      enabled: false,
+      disabledReason: 'gone',
+    });
+    expect(target.requests).toHaveLength(2);
   });
 
   it('ends the failing run at the first success', async () => {

@@ -32,6 +32,12 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** How often to requeue deliveries a crash left without a queue entry, and apply retention. */
   housekeepingIntervalMs?: number;
+  /**
+   * A webhook gets one send at a time, so a prompt receiver sees events in the order they
+   * happened; once its send has taken this long, the next may start beside it (up to a quarter
+   * of `concurrency`), so a slow receiver is not blocked behind its own first request.
+   */
+  inOrderWindowMs?: number;
   /** How long stop() lets running attempts finish before aborting them. */
   stopGraceMs?: number;
   random?: () => number;
@@ -42,11 +48,18 @@ interface Running {
   done: Promise<void>;
 }
 
+/** The sends to one webhook under way in this worker. */
+interface WebhookSends {
+  webhookId: Types.ObjectId;
+  count: number;
+  lastStartedAt: number;
+}
+
 /**
  * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the queue
  * entry), so several instances can run and a restart loses nothing. Attempts run concurrently
- * up to `concurrency`, and one webhook never holds more than a quarter of the slots, so a slow
- * or dead receiver cannot hold up the others.
+ * up to `concurrency`; one webhook never holds more than a quarter of the slots, so a slow or
+ * dead receiver cannot hold up the others.
  */
 export class DeliveryWorker {
   private running = false;
@@ -56,7 +69,7 @@ export class DeliveryWorker {
   private pumpAgain = false;
   private claimFailing = false;
   private readonly inFlight = new Map<string, Running>();
-  private readonly perWebhook = new Map<string, { webhookId: Types.ObjectId; running: number }>();
+  private readonly sending = new Map<string, WebhookSends>();
   private readonly perWebhookLimit: number;
   private readonly log: Logger;
 
@@ -159,40 +172,59 @@ export class DeliveryWorker {
     }
   }
 
+  /** Webhooks that may not start another send now (see `inOrderWindowMs`). */
   private busyWebhookIds(): Types.ObjectId[] {
-    return [...this.perWebhook.values()]
-      .filter((entry) => entry.running >= this.perWebhookLimit)
-      .map((entry) => entry.webhookId);
+    const now = Date.now();
+    const window = this.options.inOrderWindowMs ?? 1_000;
+    return [...this.sending.values()]
+      .filter((w) => w.count >= this.perWebhookLimit || now - w.lastStartedAt < window)
+      .map((w) => w.webhookId);
   }
 
   private launch(claim: Claim): void {
     const key = claim.webhookId.toHexString();
-    const entry = this.perWebhook.get(key) ?? { webhookId: claim.webhookId, running: 0 };
-    entry.running++;
-    this.perWebhook.set(key, entry);
+    const sends = this.sending.get(key) ?? {
+      webhookId: claim.webhookId,
+      count: 0,
+      lastStartedAt: 0,
+    };
+    sends.count++;
+    sends.lastStartedAt = Date.now();
+    this.sending.set(key, sends);
+    let sent = false;
+    // The next send to this webhook may start once this one has its answer, while this one
+    // is still being recorded.
+    const onSent = () => {
+      if (sent) return;
+      sent = true;
+      if (--sends.count === 0) this.sending.delete(key);
+      this.notify();
+    };
     const abort = new AbortController();
     const deliveryId = claim.deliveryId.toHexString();
-    const done = this.attempt(claim, abort.signal)
+    const done = this.attempt(claim, abort.signal, onSent)
       .catch((err: unknown) => {
         // The lease runs out and another attempt follows.
         this.log.error({ err, deliveryId }, 'delivery attempt could not be recorded');
       })
       .finally(() => {
+        onSent();
         this.inFlight.delete(deliveryId);
-        if (--entry.running === 0) this.perWebhook.delete(key);
         this.notify();
       });
     this.inFlight.set(deliveryId, { abort, done });
   }
 
-  private async attempt(claim: Claim, signal: AbortSignal): Promise<void> {
+  private async attempt(claim: Claim, signal: AbortSignal, onSent: () => void): Promise<void> {
     const { deliveries, webhooks } = this.options;
-    const delivery = await deliveries.findById(claim.deliveryId);
+    const [delivery, webhook] = await Promise.all([
+      deliveries.findById(claim.deliveryId),
+      webhooks.findById(claim.webhookId),
+    ]);
     if (!delivery || delivery.status !== 'pending') {
       await deliveries.dequeue(claim);
       return;
     }
-    const webhook = await webhooks.findById(claim.webhookId);
     if (!webhook || !webhook.enabled) {
       await deliveries.cancel(claim);
       return;
@@ -206,6 +238,7 @@ export class DeliveryWorker {
       guard: this.options.guard,
       signal,
     });
+    onSent();
     if (signal.aborted && outcome.statusCode === null) {
       await deliveries.reschedule(claim, new Date());
       return;
@@ -242,10 +275,19 @@ export class DeliveryWorker {
       this.log.debug(logFields, 'webhook delivered');
       return;
     }
+    if (outcome.statusCode === 410) {
+      // Off before the 410 is logged, so whoever sees it there finds the webhook off already;
+      // the other pending deliveries stop after this one's outcome is written.
+      const turnedOff = await webhooks.disable(claim.webhookId, 'gone');
+      await deliveries.recordAttempt(claim.deliveryId, result);
+      await deliveries.dequeue(claim);
+      if (turnedOff) await this.stopPending(claim.webhookId, 'gone');
+      return;
+    }
     const retryDelay = delivery.manual
       ? undefined
       : this.options.retrySchedule[delivery.retriesUsed];
-    if (retryDelay !== undefined && outcome.statusCode !== 410) {
+    if (retryDelay !== undefined) {
       result.status = 'pending';
       result.retriesUsed = delivery.retriesUsed + 1;
       result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay, this.options.random));
@@ -258,10 +300,6 @@ export class DeliveryWorker {
       'webhook attempt failed',
     );
 
-    if (outcome.statusCode === 410) {
-      await this.disable(claim.webhookId, 'gone');
-      return;
-    }
     const failingSince = webhook.failingSince ?? at;
     if (!webhook.failingSince) await webhooks.setFailingSince(claim.webhookId, at);
     if (at.getTime() - failingSince.getTime() >= this.options.disableAfterMs) {
@@ -269,11 +307,14 @@ export class DeliveryWorker {
     }
   }
 
-  /** The receiver said it is gone, or has failed for days: stop sending to it. */
-  private async disable(webhookId: Types.ObjectId, reason: 'gone' | 'failing') {
-    if (await this.options.webhooks.disable(webhookId, reason)) {
-      await this.options.deliveries.cancelPending(webhookId, new Date());
-      this.log.warn({ webhookId: webhookId.toHexString(), reason }, 'webhook disabled');
-    }
+  /** The receiver has failed for days: stop sending to it. */
+  private async disable(webhookId: Types.ObjectId, reason: 'failing') {
+    if (await this.options.webhooks.disable(webhookId, reason))
+      await this.stopPending(webhookId, reason);
+  }
+
+  private async stopPending(webhookId: Types.ObjectId, reason: 'gone' | 'failing') {
+    await this.options.deliveries.cancelPending(webhookId, new Date());
+    this.log.warn({ webhookId: webhookId.toHexString(), reason }, 'webhook disabled');
   }
 }

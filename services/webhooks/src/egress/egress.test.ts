@@ -75,8 +75,8 @@ async function sendTestAndSettle(
   const res = await p.api.post(`${p.base}/${p.webhookId}/test`);
   expect(res.status).toBe(202);
   return waitFor(async () => {
-    const delivery = await service.components.deliveriesRepository.model
-      .findById(res.body.id)
+    const [delivery] = await service.components.deliveriesRepository.model
+      .find({ webhookId: p.webhookId })
       .lean();
     return delivery && delivery.status !== 'pending' ? delivery : null;
   });

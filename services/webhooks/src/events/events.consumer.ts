@@ -49,6 +49,8 @@ export interface WebhookConsumerOptions extends WebhookEventHandlerDeps {
   kafka: Kafka;
   groupId: string;
   connection: Connection;
+  /** Where a brand-new group starts (default: the beginning, so no event is lost). */
+  fromBeginning?: boolean;
 }
 
 /** Joins the consumer group and prunes the processed-event ids now and then (no TTL indexes). */
@@ -62,6 +64,7 @@ export async function startWebhookConsumer(
     topics: CONSUMED_TOPICS,
     logger: options.logger,
     processed,
+    fromBeginning: options.fromBeginning,
     handle: webhookEventHandler(options),
   });
   const prune = () =>

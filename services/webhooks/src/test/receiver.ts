@@ -13,6 +13,8 @@ export interface Answer {
   status: number;
   body?: string;
   headers?: Record<string, string>;
+  /** Answer this long after the request arrived. */
+  delayMs?: number;
 }
 
 /** How the receiver answers its n-th request (0-based); `hang` never answers. */
@@ -24,6 +26,8 @@ export interface Receiver {
   requests: ReceivedRequest[];
   /** TCP connections accepted, to prove a refused delivery never connected. */
   connections: number;
+  /** The most requests it has had unanswered at once. */
+  maxConcurrent: number;
   respond: Responder;
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -32,7 +36,13 @@ export interface Receiver {
 export async function startReceiver(
   respond: Responder = () => ({ status: 204 }),
 ): Promise<Receiver> {
-  const receiver = { requests: [] as ReceivedRequest[], connections: 0, respond } as Receiver;
+  const receiver = {
+    requests: [] as ReceivedRequest[],
+    connections: 0,
+    maxConcurrent: 0,
+    respond,
+  } as Receiver;
+  let open = 0;
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -45,9 +55,13 @@ export async function startReceiver(
         receivedAt: Date.now(),
       };
       const index = receiver.requests.push(request) - 1;
+      receiver.maxConcurrent = Math.max(receiver.maxConcurrent, ++open);
       const answer = receiver.respond(request, index);
       if (answer === 'hang') return;
-      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      setTimeout(() => {
+        open--;
+        res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      }, answer.delayMs ?? 0);
     });
   };
   const server = await startTestServer(handler);

@@ -1,4 +1,4 @@
-import type { Kafka, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import {
   TOPICS,
@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { createApp } from '../app';
 import { createComponents, syncAllIndexes, type Components } from '../components';
 import type { ResolveHost } from '../egress/egress-guard';
-import { CONSUMED_TOPICS, startWebhookConsumer } from '../events/events.consumer';
+import { startWebhookConsumer } from '../events/events.consumer';
 
 export interface TestServiceOptions {
   dbName: string;
@@ -40,6 +40,7 @@ export interface TestServiceOptions {
   disableAfterMs?: number;
   retentionMs?: number;
   housekeepingIntervalMs?: number;
+  inOrderWindowMs?: number;
   resolveHost?: ResolveHost;
   /** Run the delivery worker (default true). */
   worker?: boolean;
@@ -72,6 +73,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
     retentionMs: options.retentionMs ?? 14 * 86_400_000,
     housekeepingIntervalMs: options.housekeepingIntervalMs,
+    inOrderWindowMs: options.inOrderWindowMs,
     pollIntervalMs: 100,
     stopGraceMs: 300,
     resolveHost: options.resolveHost,
@@ -83,10 +85,12 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   if (options.groupId) {
     const kafka = createKafka({ brokers: kafkaBrokers, clientId: 'webhooks-test', logger });
     await ensureTopics(kafka);
-    await commitLatestOffsets(kafka, options.groupId);
     consumer = await startWebhookConsumer({
       kafka,
       groupId: options.groupId,
+      // A new test group would otherwise replay every event other suites ever published; the
+      // consumer is ready only after its first fetch, so nothing published later is missed.
+      fromBeginning: false,
       connection,
       logger,
       deliveries: components.deliveries,
@@ -119,28 +123,6 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
       await connection.close();
     },
   };
-}
-
-/**
- * A new test group would otherwise replay every event other suites ever published (the
- * platform's groups start from the beginning). Committing the current end of each topic first
- * makes it start there, and still see everything published after it joined.
- */
-async function commitLatestOffsets(kafka: Kafka, groupId: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of CONSUMED_TOPICS) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })),
-      });
-    }
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 /** Drops a test file's database at the end. */

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { projectIdOf } from '../projects/project-access';
 import { accountIdOf, listQuery, parseCursor, toPage, validate } from '@platform/shared';
 import type { DeliveriesService } from '../deliveries/deliveries.service';
-import { deliverySummary, noInputBody } from '../deliveries/deliveries.schemas';
+import { noInputBody } from '../deliveries/deliveries.schemas';
 import type { WebhooksService } from './webhooks.service';
 import { createWebhookBody, updateWebhookBody, webhookView } from './webhooks.schemas';
 
@@ -45,7 +45,8 @@ export function webhooksRouter(webhooks: WebhooksService, deliveries: Deliveries
   router.post('/:webhookId/test', async (req, res) => {
     validate(noInputBody, req.body);
     const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
-    res.status(202).json(deliverySummary(await deliveries.sendTestEvent(webhook)));
+    await deliveries.sendTestEvent(webhook);
+    res.status(202).end();
   });
 
   return router;

@@ -327,22 +327,24 @@ describe('PATCH /api/projects/:projectId/webhooks/:webhookId', () => {
     expect(after.body.secret).toBeUndefined();
   });
 
-  it('turns a webhook off, cancelling its pending deliveries, and on again', async () => {
+  it('turns a webhook off, stopping its pending deliveries, and on again', async () => {
     const p = project();
     const created = await createWebhook(p);
     const test = await p.api.post(`${p.base}/${created.id}/test`);
-    expect(test.status).toBe(202);
+    expect([test.status, test.body]).toEqual([202, null]);
+    const [pending] = await deliveriesModel().find({ webhookId: created.id }).lean();
+    expect(pending).toMatchObject({ type: 'webhook.test', status: 'pending' });
 
     const off = await p.api.patch(`${p.base}/${created.id}`, { enabled: false });
 
     expect(off.status).toBe(200);
     expect(off.body.enabled).toBe(false);
-    expect(await deliveriesModel().findById(test.body.id).lean()).toMatchObject({
-      status: 'cancelled',
+    expect(await deliveriesModel().findById(pending!._id).lean()).toMatchObject({
+      status: 'failed',
       nextAttemptAt: null,
     });
     expect(
-      await service.components.deliveriesRepository.queue.findById(test.body.id).lean(),
+      await service.components.deliveriesRepository.queue.findById(pending!._id).lean(),
     ).toBeNull();
     expect((await webhooksModel().findById(created.id).lean())?.disabledReason).toBe('owner');
 
@@ -409,10 +411,11 @@ describe('access to a project', () => {
   it('answers 404 NOT_FOUND on every endpoint to another account, and changes nothing', async () => {
     const owner = project();
     const created = await createWebhook(owner);
-    const test = await owner.api.post(`${owner.base}/${created.id}/test`);
+    expect((await owner.api.post(`${owner.base}/${created.id}/test`)).status).toBe(202);
+    const [test] = await deliveriesModel().find({ webhookId: created.id }).lean();
     const stranger = apiClient(service.url, uniqueName('stranger'));
     const one = `${owner.base}/${created.id}`;
-    const delivery = `${one}/deliveries/${test.body.id}`;
+    const delivery = `${one}/deliveries/${test!._id.toHexString()}`;
 
     const answers = await Promise.all([
       stranger.post(owner.base, { url: PUBLIC_URL }),
