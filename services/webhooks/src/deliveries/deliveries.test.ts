@@ -173,6 +173,7 @@ describe('delivering deployment status changes', () => {
     expect(requests[2]!.receivedAt - requests[1]!.receivedAt).toBeGreaterThanOrEqual(150);
     const stored = await settled(webhook.id, event.eventId, 'succeeded');
     const detail = await deliveryDetail(p, webhook.id, stored._id.toHexString());
+    expect(Object.keys(detail).sort()).toEqual([...SUMMARY_KEYS, 'attemptLog', 'payload'].sort());
     expect(detail).toMatchObject({
       eventId: event.eventId,
       status: 'succeeded',
