@@ -57,7 +57,7 @@ export function createComponents(options: ComponentOptions) {
   const deliveries = new DeliveriesService({
     deliveries: deliveriesRepository,
     webhooks: webhooksRepository,
-    onDue: () => worker.notify(),
+    dispatcher: worker,
   });
   const webhooks = new WebhooksService({
     webhooks: webhooksRepository,

@@ -35,6 +35,12 @@ export interface NewDelivery {
   manual: boolean;
 }
 
+/** A lease written with a new queue entry, for the worker that sends it at once. */
+export interface QueueLease {
+  leaseId: string;
+  leaseUntil: Date;
+}
+
 /** A claimed queue entry: the delivery to attempt and the lease that makes it this worker's. */
 export interface Claim {
   deliveryId: Types.ObjectId;
@@ -86,21 +92,59 @@ export class DeliveriesRepository {
   ) {}
 
   /**
-   * Records a pending delivery and queues it, due at once. Null when this event was already
-   * recorded for this webhook: the unique (eventId, webhookId) index makes a re-read event a
-   * no-op.
+   * Records a pending delivery and queues it: due at once, or already leased to the worker
+   * that will send it right away. Null when this event was already recorded for this webhook
+   * (the unique (eventId, webhookId) index makes a re-read event a no-op).
    */
-  async insert(fields: NewDelivery, now: Date): Promise<Delivery | null> {
+  async insert(fields: NewDelivery, now: Date, lease?: QueueLease): Promise<Delivery | null> {
     let doc;
     try {
       doc = await this.model.create({ ...fields, status: 'pending', nextAttemptAt: now });
     } catch (err) {
-      if (isDuplicateKeyError(err)) return null;
-      throw err;
+      if (!isDuplicateKeyError(err)) throw err;
+      await this.requeueIfStranded(fields, now);
+      return null;
     }
     const delivery = toDelivery(doc.toObject());
-    await this.enqueue(delivery, now);
+    await this.queue.updateOne(
+      { _id: doc._id },
+      {
+        $setOnInsert: {
+          webhookId: delivery.webhookId,
+          projectId: delivery.projectId,
+          dueAt: lease?.leaseUntil ?? now,
+          leaseId: lease?.leaseId ?? null,
+        },
+      },
+      { upsert: true },
+    );
     return delivery;
+  }
+
+  /**
+   * A re-read event finds its delivery recorded; if the first reading failed before queueing
+   * it (the very reason the event is read again), it is queued now. Rare, so the scan is fine.
+   */
+  private async requeueIfStranded(fields: NewDelivery, now: Date): Promise<void> {
+    const existing = await this.model
+      .findOne(
+        { eventId: fields.eventId, webhookId: fields.webhookId },
+        { status: 1, nextAttemptAt: 1 },
+      )
+      .lean<Pick<DeliveryDoc, '_id' | 'status' | 'nextAttemptAt'>>();
+    if (existing?.status !== 'pending') return;
+    await this.queue.updateOne(
+      { _id: existing._id },
+      {
+        $setOnInsert: {
+          webhookId: fields.webhookId,
+          projectId: fields.projectId,
+          dueAt: existing.nextAttemptAt ?? now,
+          leaseId: null,
+        },
+      },
+      { upsert: true },
+    );
   }
 
   async findById(id: Types.ObjectId): Promise<Delivery | null> {
@@ -253,20 +297,5 @@ export class DeliveriesRepository {
   async deleteFinishedBefore(cutoff: Date): Promise<number> {
     return (await this.model.deleteMany({ status: { $ne: 'pending' }, updatedAt: { $lt: cutoff } }))
       .deletedCount;
-  }
-
-  private async enqueue(delivery: Delivery, dueAt: Date): Promise<void> {
-    await this.queue.updateOne(
-      { _id: toObjectId(delivery.id) },
-      {
-        $setOnInsert: {
-          webhookId: delivery.webhookId,
-          projectId: delivery.projectId,
-          dueAt,
-          leaseId: null,
-        },
-      },
-      { upsert: true },
-    );
   }
 }

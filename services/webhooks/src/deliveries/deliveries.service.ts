@@ -1,21 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import {
   conflict,
-  internal,
   notFound,
   parseObjectId,
   type CursorPosition,
   type DeploymentStatusChangedEvent,
 } from '@platform/shared';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
-import type { DeliveriesRepository, Delivery } from './deliveries.repository';
+import type { DeliveriesRepository, Delivery, NewDelivery } from './deliveries.repository';
+import type { DeliveryWorker } from './delivery-worker';
 import { TEST_EVENT_TYPE, statusChangedBody, testEventBody } from './payloads';
+
+/** The part of the delivery worker that new deliveries are handed to. */
+export type DeliveryDispatcher = Pick<DeliveryWorker, 'reserve' | 'sendNow' | 'release' | 'notify'>;
 
 export interface DeliveriesServiceDeps {
   deliveries: DeliveriesRepository;
   webhooks: WebhooksRepository;
-  /** Called after a delivery became due, so the worker sends it now rather than at its next poll. */
-  onDue: () => void;
+  dispatcher: DeliveryDispatcher;
   now?: () => Date;
 }
 
@@ -28,7 +30,8 @@ export class DeliveriesService {
 
   /**
    * Records one delivery per enabled, subscribed webhook of the event's project, with the body
-   * fixed now. A re-read event records nothing new. Returns how many were recorded.
+   * fixed now, and has each sent at once. A re-read event records nothing new. Returns how many
+   * were recorded.
    */
   async recordStatusChange(event: DeploymentStatusChangedEvent): Promise<number> {
     const webhooks = await this.deps.webhooks.findSubscribed(
@@ -36,47 +39,52 @@ export class DeliveriesService {
       event.accountId,
       event.type,
     );
-    if (webhooks.length === 0) return 0;
     const body = statusChangedBody(event);
     let recorded = 0;
     for (const webhook of webhooks) {
-      const delivery = await this.deps.deliveries.insert(
-        {
-          webhookId: parseObjectId(webhook.id),
-          projectId: event.projectId,
-          eventId: event.eventId,
-          type: event.type,
-          body,
-          manual: false,
-        },
-        this.now(),
-      );
-      if (delivery) {
-        recorded++;
-        this.deps.onDue();
-      }
+      const delivery = await this.recordAndSend(webhook, {
+        eventId: event.eventId,
+        type: event.type,
+        body,
+        manual: false,
+      });
+      if (delivery) recorded++;
     }
     return recorded;
   }
 
   /** A `webhook.test` event for one webhook: a single attempt, visible in its delivery log. */
-  async sendTestEvent(webhook: Webhook): Promise<Delivery> {
+  async sendTestEvent(webhook: Webhook): Promise<void> {
     assertEnabled(webhook);
-    const now = this.now();
-    const delivery = await this.deps.deliveries.insert(
-      {
-        webhookId: parseObjectId(webhook.id),
-        projectId: webhook.projectId,
-        eventId: randomUUID(),
-        type: TEST_EVENT_TYPE,
-        body: testEventBody(webhook, now),
-        manual: true,
-      },
-      now,
-    );
-    // A fresh event id cannot collide, so the delivery is always new.
-    if (!delivery) throw internal();
-    this.deps.onDue();
+    await this.recordAndSend(webhook, {
+      eventId: randomUUID(),
+      type: TEST_EVENT_TYPE,
+      body: testEventBody(webhook, this.now()),
+      manual: true,
+    });
+  }
+
+  private async recordAndSend(
+    webhook: Webhook,
+    fields: Pick<NewDelivery, 'eventId' | 'type' | 'body' | 'manual'>,
+  ): Promise<Delivery | null> {
+    const { dispatcher } = this.deps;
+    const webhookId = parseObjectId(webhook.id);
+    const reservation = dispatcher.reserve(webhookId);
+    let delivery: Delivery | null;
+    try {
+      delivery = await this.deps.deliveries.insert(
+        { ...fields, webhookId, projectId: webhook.projectId },
+        this.now(),
+        reservation ?? undefined,
+      );
+    } catch (err) {
+      if (reservation) dispatcher.release(reservation);
+      throw err;
+    }
+    if (reservation && delivery) dispatcher.sendNow(reservation, delivery, webhook);
+    else if (reservation) dispatcher.release(reservation);
+    else if (delivery) dispatcher.notify();
     return delivery;
   }
 
@@ -103,7 +111,7 @@ export class DeliveriesService {
     }
     const requeued = await this.deps.deliveries.requeue(current, now);
     if (!requeued) throw notFound('Delivery');
-    this.deps.onDue();
+    this.deps.dispatcher.notify();
     return requeued;
   }
 }

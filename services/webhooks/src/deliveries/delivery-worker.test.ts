@@ -187,6 +187,33 @@ describe('housekeeping', () => {
     expect(await queue.findById(stranded.id).lean()).toBeNull();
   });
 
+  it('queues a stranded delivery when its event is read again', async () => {
+    const dbName = newDatabase();
+    const target = await receiver();
+    const service = await start({ dbName });
+    const p = await subscribe(service, target);
+    const event = statusChange(p);
+    const { model, queue } = service.components.deliveriesRepository;
+    // The first reading recorded the delivery, then failed before queueing it.
+    const stranded = await model.create({
+      webhookId: p.webhookId,
+      projectId: p.projectId,
+      eventId: event.eventId,
+      type: event.type,
+      body: '{"type":"deployment.status_changed"}',
+      nextAttemptAt: new Date(),
+    });
+
+    const recorded = await service.components.deliveries.recordStatusChange(event);
+
+    expect(recorded).toBe(0);
+    const [request] = await target.waitForRequests(1);
+    expect(request!.headers['webhook-id']).toBe(event.eventId);
+    await waitFor(async () => (await model.findById(stranded.id).lean())?.status === 'succeeded');
+    expect(await model.countDocuments({ eventId: event.eventId })).toBe(1);
+    expect(await queue.findById(stranded.id).lean()).toBeNull();
+  });
+
   it('deletes finished deliveries past retention and keeps the rest', async () => {
     const dbName = newDatabase();
     const service = await start({ dbName, retentionMs: 60_000, housekeepingIntervalMs: 200 });

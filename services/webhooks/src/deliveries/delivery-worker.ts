@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@platform/shared';
-import type { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import type { EgressGuard } from '../egress/egress-guard';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
 import type { AttemptResult, Claim, DeliveriesRepository, Delivery } from './deliveries.repository';
 import { withJitter } from './retry-schedule';
 import { isSuccess, sendWebhook, type AttemptOutcome } from './send-webhook';
 import { webhookHeaders } from './signature';
+
+const mongooseId = (id: string) => new Types.ObjectId(id);
 
 /** Attempts kept in a delivery's log (redeliveries can add more). */
 export const MAX_LOGGED_ATTEMPTS = 50;
@@ -48,6 +50,14 @@ interface Running {
   done: Promise<void>;
 }
 
+/** A slot and a lease taken for a delivery about to be recorded (see `reserve`). */
+export interface Reservation {
+  webhookId: Types.ObjectId;
+  leaseId: string;
+  leaseUntil: Date;
+  onSent: () => void;
+}
+
 /** The sends to one webhook under way in this worker. */
 interface WebhookSends {
   webhookId: Types.ObjectId;
@@ -70,6 +80,7 @@ export class DeliveryWorker {
   private claimFailing = false;
   private readonly inFlight = new Map<string, Running>();
   private readonly sending = new Map<string, WebhookSends>();
+  private reserved = 0;
   private readonly perWebhookLimit: number;
   private readonly log: Logger;
 
@@ -144,7 +155,7 @@ export class DeliveryWorker {
   private async pump(): Promise<void> {
     do {
       this.pumpAgain = false;
-      while (this.running && this.inFlight.size < this.options.concurrency) {
+      while (this.running && this.freeSlots() > 0) {
         const claim = await this.claimNext();
         if (!claim) break;
         this.launch(claim);
@@ -157,7 +168,7 @@ export class DeliveryWorker {
     try {
       const claim = await this.options.deliveries.claimDue(
         now,
-        new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS),
+        this.leaseUntil(now),
         randomUUID(),
         this.busyWebhookIds(),
       );
@@ -172,37 +183,94 @@ export class DeliveryWorker {
     }
   }
 
-  /** Webhooks that may not start another send now (see `inOrderWindowMs`). */
-  private busyWebhookIds(): Types.ObjectId[] {
-    const now = Date.now();
-    const window = this.options.inOrderWindowMs ?? 1_000;
-    return [...this.sending.values()]
-      .filter((w) => w.count >= this.perWebhookLimit || now - w.lastStartedAt < window)
-      .map((w) => w.webhookId);
+  /**
+   * The fast path for a delivery being recorded right now: when a slot is free and the webhook
+   * is not sending, takes both and a lease to write into the new queue entry, so `sendNow` can
+   * send it at once, with no claim and no reload. Null: record it unleased for a claim.
+   */
+  reserve(webhookId: Types.ObjectId): Reservation | null {
+    if (!this.running || this.freeSlots() <= 0 || this.isBusy(webhookId, Date.now())) return null;
+    this.reserved++;
+    return {
+      webhookId,
+      leaseId: randomUUID(),
+      leaseUntil: this.leaseUntil(new Date()),
+      onSent: this.beginSend(webhookId),
+    };
   }
 
-  private launch(claim: Claim): void {
-    const key = claim.webhookId.toHexString();
-    const sends = this.sending.get(key) ?? {
-      webhookId: claim.webhookId,
-      count: 0,
-      lastStartedAt: 0,
+  /** Sends the delivery recorded under `reservation`. */
+  sendNow(reservation: Reservation, delivery: Delivery, webhook: Webhook): void {
+    this.reserved--;
+    const claim: Claim = {
+      deliveryId: mongooseId(delivery.id),
+      webhookId: reservation.webhookId,
+      leaseId: reservation.leaseId,
     };
+    if (!this.running) {
+      reservation.onSent();
+      void this.options.deliveries.reschedule(claim, new Date()).catch(() => undefined);
+      return;
+    }
+    this.launch(claim, reservation.onSent, { delivery, webhook });
+  }
+
+  /** Gives back a reservation whose delivery was not recorded (a duplicate, or an error). */
+  release(reservation: Reservation): void {
+    this.reserved--;
+    reservation.onSent();
+  }
+
+  private freeSlots(): number {
+    return this.options.concurrency - this.inFlight.size - this.reserved;
+  }
+
+  private leaseUntil(now: Date): Date {
+    return new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
+  }
+
+  /** Whether the webhook may not start another send now (see `inOrderWindowMs`). */
+  private isBusy(webhookId: Types.ObjectId, now: number): boolean {
+    const sends = this.sending.get(webhookId.toHexString());
+    if (!sends) return false;
+    const window = this.options.inOrderWindowMs ?? 1_000;
+    return sends.count >= this.perWebhookLimit || now - sends.lastStartedAt < window;
+  }
+
+  private busyWebhookIds(): Types.ObjectId[] {
+    const now = Date.now();
+    return [...this.sending.values()]
+      .filter((sends) => this.isBusy(sends.webhookId, now))
+      .map((sends) => sends.webhookId);
+  }
+
+  /**
+   * Counts a send to the webhook; the returned function ends it (once). The next send to the
+   * webhook may start when this one has its answer, while this one is still being recorded.
+   */
+  private beginSend(webhookId: Types.ObjectId): () => void {
+    const key = webhookId.toHexString();
+    const sends = this.sending.get(key) ?? { webhookId, count: 0, lastStartedAt: 0 };
     sends.count++;
     sends.lastStartedAt = Date.now();
     this.sending.set(key, sends);
-    let sent = false;
-    // The next send to this webhook may start once this one has its answer, while this one
-    // is still being recorded.
-    const onSent = () => {
-      if (sent) return;
-      sent = true;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
       if (--sends.count === 0) this.sending.delete(key);
       this.notify();
     };
+  }
+
+  private launch(
+    claim: Claim,
+    onSent = this.beginSend(claim.webhookId),
+    loaded?: { delivery: Delivery; webhook: Webhook },
+  ): void {
     const abort = new AbortController();
     const deliveryId = claim.deliveryId.toHexString();
-    const done = this.attempt(claim, abort.signal, onSent)
+    const done = this.attempt(claim, abort.signal, onSent, loaded)
       .catch((err: unknown) => {
         // The lease runs out and another attempt follows.
         this.log.error({ err, deliveryId }, 'delivery attempt could not be recorded');
@@ -215,12 +283,19 @@ export class DeliveryWorker {
     this.inFlight.set(deliveryId, { abort, done });
   }
 
-  private async attempt(claim: Claim, signal: AbortSignal, onSent: () => void): Promise<void> {
+  private async attempt(
+    claim: Claim,
+    signal: AbortSignal,
+    onSent: () => void,
+    loaded?: { delivery: Delivery; webhook: Webhook },
+  ): Promise<void> {
     const { deliveries, webhooks } = this.options;
-    const [delivery, webhook] = await Promise.all([
-      deliveries.findById(claim.deliveryId),
-      webhooks.findById(claim.webhookId),
-    ]);
+    const [delivery, webhook] = loaded
+      ? [loaded.delivery, loaded.webhook]
+      : await Promise.all([
+          deliveries.findById(claim.deliveryId),
+          webhooks.findById(claim.webhookId),
+        ]);
     if (!delivery || delivery.status !== 'pending') {
       await deliveries.dequeue(claim);
       return;
