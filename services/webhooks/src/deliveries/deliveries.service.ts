@@ -84,7 +84,7 @@ export class DeliveriesService {
     }
     if (reservation && delivery) dispatcher.sendNow(reservation, delivery, webhook);
     else if (reservation) dispatcher.release(reservation);
-    else if (delivery) dispatcher.notify();
+    else if (delivery) dispatcher.notify(webhookId);
     return delivery;
   }
 

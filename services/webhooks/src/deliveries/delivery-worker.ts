@@ -15,6 +15,8 @@ export const MAX_LOGGED_ATTEMPTS = 50;
 /** A claimed attempt not finished this long after its timeout belongs to a dead worker. */
 const LEASE_MARGIN_MS = 30_000;
 const HOUR_MS = 3_600_000;
+/** How long a delivery queued behind a busy webhook keeps newer ones off the fast path. */
+const QUEUED_BEHIND_MS = 5_000;
 
 export interface DeliveryWorkerOptions {
   deliveries: DeliveriesRepository;
@@ -80,6 +82,8 @@ export class DeliveryWorker {
   private claimFailing = false;
   private readonly inFlight = new Map<string, Running>();
   private readonly sending = new Map<string, WebhookSends>();
+  /** Webhooks with deliveries queued here and not claimed yet: how many, and since when. */
+  private readonly queuedBehind = new Map<string, { count: number; at: number }>();
   private reserved = 0;
   private readonly perWebhookLimit: number;
   private readonly log: Logger;
@@ -102,8 +106,18 @@ export class DeliveryWorker {
     this.notify();
   }
 
-  /** A delivery became due: look now instead of at the next poll. */
-  notify(): void {
+  /**
+   * A delivery became due: look now instead of at the next poll. With `webhookId`, one was
+   * queued for that webhook, and no newer one may overtake it through `reserve`.
+   */
+  notify(webhookId?: Types.ObjectId): void {
+    if (webhookId) {
+      const key = webhookId.toHexString();
+      this.queuedBehind.set(key, {
+        count: (this.queuedBehind.get(key)?.count ?? 0) + 1,
+        at: Date.now(),
+      });
+    }
     if (!this.running) return;
     if (this.pumpLoop) {
       this.pumpAgain = true;
@@ -189,7 +203,13 @@ export class DeliveryWorker {
    * send it at once, with no claim and no reload. Null: record it unleased for a claim.
    */
   reserve(webhookId: Types.ObjectId): Reservation | null {
-    if (!this.running || this.freeSlots() <= 0 || this.isBusy(webhookId, Date.now())) return null;
+    const now = Date.now();
+    if (!this.running || this.freeSlots() <= 0 || this.isBusy(webhookId, now)) return null;
+    const key = webhookId.toHexString();
+    const queued = this.queuedBehind.get(key);
+    if (queued && now - queued.at < QUEUED_BEHIND_MS) return null;
+    // Another instance may have claimed them; after a while the mark holds nobody back.
+    if (queued) this.queuedBehind.delete(key);
     this.reserved++;
     return {
       webhookId,
@@ -219,6 +239,11 @@ export class DeliveryWorker {
   release(reservation: Reservation): void {
     this.reserved--;
     reservation.onSent();
+  }
+
+  private claimedOneQueued(key: string): void {
+    const queued = this.queuedBehind.get(key);
+    if (queued && --queued.count <= 0) this.queuedBehind.delete(key);
   }
 
   private freeSlots(): number {
@@ -268,6 +293,7 @@ export class DeliveryWorker {
     onSent = this.beginSend(claim.webhookId),
     loaded?: { delivery: Delivery; webhook: Webhook },
   ): void {
+    if (!loaded) this.claimedOneQueued(claim.webhookId.toHexString());
     const abort = new AbortController();
     const deliveryId = claim.deliveryId.toHexString();
     const done = this.attempt(claim, abort.signal, onSent, loaded)
