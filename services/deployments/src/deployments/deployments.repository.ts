@@ -250,10 +250,11 @@ export class DeploymentsRepository {
     scope: { projectId: string; serviceId?: string },
   ) {
     await this.models.queue.deleteMany(scope);
-    const result = await this.models.deployments.deleteMany(owned);
     // A worker still running one of them finds its lease gone at its next heartbeat and stops.
     await this.models.leases.deleteMany(scope);
     await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
+    // Last, so a deployment that is gone has nothing left behind.
+    const result = await this.models.deployments.deleteMany(owned);
     return result.deletedCount;
   }
 
