@@ -110,6 +110,47 @@ describe('egress guard at dial time', () => {
     expect(result.err).toBeInstanceOf(EgressRefusedError);
   });
 
+  it.each([
+    ['10.1.2.3', 'private'],
+    ['172.16.0.9', 'private'],
+    ['192.168.0.9', 'private'],
+    ['fd00::9', 'private'],
+    ['100.64.0.9', 'shared'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::9', 'link-local'],
+    ['224.0.0.9', 'multicast'],
+    ['ff02::9', 'multicast'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['::ffff:10.1.2.3', 'private'],
+  ])(
+    'refuses %s (%s) as a literal and as a resolved name, before any socket',
+    async (address, kind) => {
+      const dialGuard = new EgressGuard({
+        allowPrivate: false,
+        resolveHost: async () => [{ address, family: address.includes(':') ? 6 : 4 }],
+      });
+      const literal = address.includes(':') ? `[${address}]` : address;
+
+      let literalError: unknown;
+      try {
+        dialGuard.dialOptions(new URL(`http://${literal}/`));
+      } catch (err) {
+        literalError = err;
+      }
+      const lookupError = await new Promise<unknown>((resolve) => {
+        dialGuard
+          .dialOptions(new URL('http://inside.example.test/'))
+          .lookup('inside.example.test', { all: true }, (err) => resolve(err));
+      });
+
+      expect(literalError).toBeInstanceOf(EgressRefusedError);
+      expect((literalError as EgressRefusedError).addressClass).toBe(kind);
+      expect(lookupError).toBeInstanceOf(EgressRefusedError);
+      expect((lookupError as EgressRefusedError).addressClass).toBe(kind);
+    },
+  );
+
   it('answers a single-address lookup with the first allowed address', async () => {
     expect(await lookup('http://public.example.test/', {})).toEqual({
       err: null,
