@@ -78,6 +78,10 @@ export function createProducer(kafka: Kafka): Producer {
 export interface ProcessedEvents {
   has(eventId: string): Promise<boolean>;
   add(eventId: string): Promise<void>;
+  /** Forgets ids handled before `olderThan`. */
+  prune?(olderThan: Date): Promise<void>;
+  /** Creates what `has` and `prune` query by; called once when the consumer starts. */
+  ensureIndexes?(): Promise<void>;
 }
 
 /**
@@ -102,7 +106,10 @@ export function mongoProcessedEvents(connection: Connection, consumer: string) {
     async prune(olderThan: Date) {
       await collection.deleteMany({ consumer, at: { $lt: olderThan } });
     },
-  } satisfies ProcessedEvents & { prune(olderThan: Date): Promise<void> };
+    async ensureIndexes() {
+      await collection.createIndex({ consumer: 1, at: 1 });
+    },
+  } satisfies Required<ProcessedEvents>;
 }
 
 export interface EventConsumerOptions {
@@ -114,7 +121,15 @@ export interface EventConsumerOptions {
   handle: (event: PlatformEvent, topic: string) => Promise<void>;
   /** Where a brand-new consumer group starts. Default true: no event published before is lost. */
   fromBeginning?: boolean;
+  /**
+   * How long handled event ids are remembered (default 7 days, far beyond any redelivery).
+   * When `processed` can prune, older ids are pruned hourly: FerretDB has no TTL indexes.
+   */
+  rememberEventsForMs?: number;
 }
+
+const PRUNE_EVERY_MS = 60 * 60_000;
+const REMEMBER_EVENTS_MS = 7 * 24 * 60 * 60_000;
 
 export interface EventConsumer {
   consumer: Consumer;
@@ -144,6 +159,7 @@ export function consumerReady(consumer: Consumer): Promise<void> {
 
 export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
   const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
+  await options.processed.ensureIndexes?.();
   const consumer = options.kafka.consumer({
     groupId: options.groupId,
     allowAutoTopicCreation: false,
@@ -172,9 +188,16 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   });
   await ready;
   log.info({ topics: options.topics }, 'consumer joined');
+  const prune = () =>
+    options.processed
+      .prune?.(new Date(Date.now() - (options.rememberEventsForMs ?? REMEMBER_EVENTS_MS)))
+      .catch((err: unknown) => log.warn({ err }, 'pruning handled event ids failed'));
+  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+  pruneTimer.unref();
   return {
     consumer,
     stop: async () => {
+      clearInterval(pruneTimer);
       await consumer.disconnect();
     },
   };

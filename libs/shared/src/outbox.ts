@@ -11,7 +11,13 @@ type AnyModel = Model<any>;
  * the very document whose change it announces, in the same single-document update, so the
  * change and its event are written atomically (FerretDB has no multi-document transactions).
  * The relay publishes pending entries in order, then removes them. A broker outage only delays
- * publishing; a crash between publish and pull re-publishes, which consumers absorb by eventId.
+ * publishing; a crash between publish and removal re-publishes, which consumers absorb by
+ * eventId.
+ *
+ * Concurrency: FerretDB 1.24 does not isolate concurrent updates of one document (one can undo
+ * another). So an outbox must live in documents that nobody else updates once the event is in:
+ * a deleted project or service, or an insert-only record such as a deployment's status
+ * transition. Documents that keep changing must not carry an outbox.
  */
 export interface OutboxEntry {
   eventId: string;
@@ -60,6 +66,8 @@ export interface OutboxRelayOptions {
   logger: Logger;
   /** How often to look when nobody called notify(). */
   pollIntervalMs?: number;
+  /** Publishing order across documents, e.g. `{ at: 1 }`; events within a document keep theirs. */
+  sort?: Record<string, 1 | -1>;
   batchSize?: number;
 }
 
@@ -106,6 +114,7 @@ export class OutboxRelay {
     for (const model of this.options.models) {
       const docs = await model
         .find({ outboxPending: true }, { outbox: 1 })
+        .sort(this.options.sort ?? {})
         .limit(batchSize)
         .lean<{ _id: unknown; outbox: OutboxEntry[] }[]>();
       for (const doc of docs) published += await this.publishDocument(model, doc);

@@ -10,7 +10,6 @@ import {
   createProducer,
   ensureTopics,
   loadConfig,
-  mongoProcessedEvents,
   syncIndexes,
 } from '@platform/shared';
 import { createApp, createDeploymentsService } from './app';
@@ -22,8 +21,6 @@ import { startHousekeeping } from './housekeeping';
 import { PipelineWorker } from './pipeline/pipeline.worker';
 
 const HOUR_MS = 60 * 60 * 1000;
-/** Kafka keeps events for 7 days; a redelivery older than that cannot happen. */
-const PROCESSED_EVENTS_KEPT_MS = 7 * 24 * HOUR_MS;
 /** A step gets this long to stop on SIGTERM before SIGKILL, at cancel and at shutdown. */
 const KILL_GRACE_MS = 5_000;
 
@@ -87,13 +84,10 @@ async function main() {
   });
   lifecycle.onShutdown('cleanup consumer', () => consumer.stop());
 
-  const processed = mongoProcessedEvents(connection, config.KAFKA_GROUP_ID);
   const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
   const stopHousekeeping = startHousekeeping(
     {
       'expired idempotency keys': () => idempotencyKeys.pruneExpired(),
-      'old processed events': () =>
-        processed.prune(new Date(Date.now() - PROCESSED_EVENTS_KEPT_MS)),
     },
     HOUR_MS,
     logger,

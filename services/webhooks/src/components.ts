@@ -77,6 +77,4 @@ export async function syncAllIndexes(
     components.deliveriesRepository.model,
     components.deliveriesRepository.queue,
   ]);
-  // processed_events belongs to the shared consumer helper; its prune() filters on these.
-  await connection.collection('processed_events').createIndex({ consumer: 1, at: 1 });
 }

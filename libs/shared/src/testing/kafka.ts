@@ -12,13 +12,18 @@ export interface CollectedMessage {
 
 /**
  * A consumer that records what reaches a topic, for asserting on events. It joins its own new
- * group at the latest offset and resolves once it is reading, so start it before acting.
+ * group at the latest offset (or the earliest, with `fromBeginning`) and resolves once it is
+ * reading, so start it before acting.
  */
-export async function collectMessages(kafka: Kafka, topics: string[]) {
+export async function collectMessages(
+  kafka: Kafka,
+  topics: string[],
+  options: { fromBeginning?: boolean } = {},
+) {
   const consumer = kafka.consumer({ groupId: uniqueName('test-collector'), maxWaitTimeInMs: 250 });
   const messages: CollectedMessage[] = [];
   await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: false });
+  await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
   const ready = consumerReady(consumer);
   await consumer.run({
     eachMessage: async ({ topic, partition, message }) => {

@@ -12,10 +12,6 @@ import {
 import type { ProjectsRepository } from '../projects/projects.repository';
 import type { ServicesRepository } from '../services/services.repository';
 
-/** How long handled event ids are remembered: Kafka's default retention, after which no redelivery can come. */
-const PROCESSED_EVENTS_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
-
 function objectIdOrNull(id: string): Types.ObjectId | null {
   try {
     return parseObjectId(id);
@@ -70,13 +66,13 @@ export async function startDeletionConsumer(
   options: DeletionConsumerOptions,
 ): Promise<EventConsumer> {
   const logger = options.logger.child({ component: 'deletion' });
-  const processed = mongoProcessedEvents(options.connection, 'projects-deletion');
-  const consumer = await startEventConsumer({
+  // startEventConsumer also prunes the handled event ids now and then.
+  return startEventConsumer({
     kafka: options.kafka,
     groupId: options.groupId,
     topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
     logger,
-    processed,
+    processed: mongoProcessedEvents(options.connection, 'projects-deletion'),
     fromBeginning: options.fromBeginning,
     handle: createDeletionHandler({
       projects: options.projects,
@@ -84,17 +80,4 @@ export async function startDeletionConsumer(
       logger,
     }),
   });
-  const prune = () =>
-    processed
-      .prune(new Date(Date.now() - PROCESSED_EVENTS_KEPT_MS))
-      .catch((err: Error) => logger.warn({ err: err.message }, 'pruning processed events failed'));
-  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
-  pruneTimer.unref();
-  return {
-    consumer: consumer.consumer,
-    stop: async () => {
-      clearInterval(pruneTimer);
-      await consumer.stop();
-    },
-  };
 }

@@ -14,9 +14,6 @@ import type { WebhooksRepository } from '../webhooks/webhooks.repository';
 
 export const CONSUMED_TOPICS = [TOPICS.deploymentStatusChanged, TOPICS.projectDeleted];
 
-const PRUNE_EVERY_MS = 60 * 60_000;
-const REMEMBER_EVENTS_MS = 7 * 24 * 60 * 60_000;
-
 export interface WebhookEventHandlerDeps {
   deliveries: DeliveriesService;
   webhooksRepository: WebhooksRepository;
@@ -53,31 +50,15 @@ export interface WebhookConsumerOptions extends WebhookEventHandlerDeps {
   fromBeginning?: boolean;
 }
 
-/** Joins the consumer group and prunes the processed-event ids now and then (no TTL indexes). */
-export async function startWebhookConsumer(
-  options: WebhookConsumerOptions,
-): Promise<EventConsumer> {
-  const processed = mongoProcessedEvents(options.connection, 'webhooks');
-  const consumer = await startEventConsumer({
+/** Joins the consumer group (startEventConsumer also prunes the handled event ids). */
+export function startWebhookConsumer(options: WebhookConsumerOptions): Promise<EventConsumer> {
+  return startEventConsumer({
     kafka: options.kafka,
     groupId: options.groupId,
     topics: CONSUMED_TOPICS,
     logger: options.logger,
-    processed,
+    processed: mongoProcessedEvents(options.connection, 'webhooks'),
     fromBeginning: options.fromBeginning,
     handle: webhookEventHandler(options),
   });
-  const prune = () =>
-    processed.prune(new Date(Date.now() - REMEMBER_EVENTS_MS)).catch((err: unknown) => {
-      options.logger.warn({ err }, 'pruning processed events failed');
-    });
-  const timer = setInterval(prune, PRUNE_EVERY_MS);
-  timer.unref();
-  return {
-    consumer: consumer.consumer,
-    stop: async () => {
-      clearInterval(timer);
-      await consumer.stop();
-    },
-  };
 }
