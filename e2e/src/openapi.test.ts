@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { execFileSync } from 'node:child_process';
+import { waitFor } from '@platform/shared/testing';
 import { WebClient, waitForDeployment, type ApiResponse } from './support/client';
 
 type OpenApi = {
@@ -142,9 +143,24 @@ describe('the OpenAPI document', () => {
     await call(client, 'GET', `${p}/webhooks`);
     await call(client, 'GET', w);
     await call(client, 'PATCH', w, { enabled: false });
-    await call(client, 'PATCH', w, { rotateSecret: true });
+    await call(client, 'POST', `${w}/test`); // 409 while disabled
+    await call(client, 'PATCH', w, { rotateSecret: true, enabled: true });
     await call(client, 'POST', `${w}/test`);
-    await call(client, 'GET', `${w}/deliveries`);
+    await call(client, 'GET', `${p}/webhooks?limit=1`);
+    const deliveries = await waitFor(
+      async () => {
+        const res = await call(client, 'GET', `${w}/deliveries`);
+        return res.body.deliveries.length > 0 ? res : null;
+      },
+      { what: 'the test delivery to be recorded' },
+    );
+    await call(client, 'GET', `${w}/deliveries?limit=1`);
+    const delivery = await call(
+      client,
+      'GET',
+      `${w}/deliveries/${deliveries.body.deliveries[0].id}`,
+    );
+    expect(delivery.body.payload).toMatchObject({ type: 'webhook.test', version: 1 });
     await call(client, 'DELETE', w);
 
     await call(client, 'DELETE', s);
