@@ -33,6 +33,9 @@ export interface Endpoints {
   redisPrefix: string;
 }
 
+/** The session secret of a stack we start (a second, profiled gateway must share it). */
+export const BENCH_SESSION_SECRET = 'bench-session-secret-0123456789-abcdefghij';
+
 export const externalStack = (): boolean => Boolean(process.env.BENCH_BASE_URL);
 
 export function endpoints(): Endpoints {

@@ -15,6 +15,10 @@ export interface LoadOptions {
   method?: 'GET' | 'POST' | 'DELETE';
   /** Stop after this many requests, if that comes before the duration. */
   amount?: number;
+  /** Called once per connection: e.g. gives each connection its own session cookie. */
+  setupClient?: (client: autocannon.Client) => void;
+  /** Open loop: requests per second across all connections (default: as fast as answered). */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -51,6 +55,8 @@ export async function load(
     method: options.method ?? 'GET',
     headers: options.headers,
     requests: options.requests,
+    ...(options.setupClient && { setupClient: options.setupClient }),
+    ...(options.overallRate !== undefined && { overallRate: options.overallRate }),
     timeout: 30,
     // Without a callback autocannon returns its tracker (an EventEmitter) made thenable.
   }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;

@@ -1,7 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { BENCH_PORTS, REPO_ROOT, endpoints, externalStack, infraEnv, type Endpoints } from './env';
+import {
+  BENCH_PORTS,
+  BENCH_SESSION_SECRET,
+  REPO_ROOT,
+  endpoints,
+  externalStack,
+  infraEnv,
+  type Endpoints,
+} from './env';
 import { say } from './log';
 
 const execute = promisify(execFile);
@@ -19,6 +27,8 @@ export interface InfraUrls {
 }
 
 export interface Stack extends Endpoints, InfraUrls {
+  /** The environment the stack's processes were started with (empty for BENCH_BASE_URL). */
+  env: Record<string, string>;
   /** Log files of the stack's processes (a stack we started), for profiling notes. */
   logDir?: string;
   /** pids of the stack's processes by name, as start.sh printed them. */
@@ -105,7 +115,7 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
   const where = endpoints();
   if (externalStack()) {
     say(`using the running stack at ${where.gateway} (BENCH_BASE_URL)`);
-    return { ...where, ...(await infraUrls()), pids: {}, stop: async () => undefined };
+    return { ...where, ...(await infraUrls()), env: {}, pids: {}, stop: async () => undefined };
   }
 
   const notRunning: string[] = [];
@@ -129,6 +139,7 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     ...BENCH_PORTS,
     STACK_NAME: where.stackName,
     INTERNAL_SECRET: where.internalSecret,
+    SESSION_SECRET: BENCH_SESSION_SECRET,
     // Given, so start.sh neither starts nor stops the (shared) infrastructure itself.
     MONGO_URL: urls.mongoUrl,
     REDIS_URL: urls.redisUrl,
@@ -206,7 +217,7 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
       .map(([n, p]) => `${n}=${p}`)
       .join(' ')})`,
   );
-  return { ...where, ...urls, logDir, pids, stop };
+  return { ...where, ...urls, env: stackEnv, logDir, pids, stop };
 }
 
 /**
