@@ -26,7 +26,9 @@ mkdir -p "$LOG_DIR"
 pids=()
 infra_started=()
 cleanup() {
-  trap - INT TERM EXIT
+  # Ctrl-C reaches us twice (from the terminal and forwarded by npm): finish cleaning up anyway.
+  trap '' INT TERM
+  trap - EXIT
   say "stopping..."
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
