@@ -15,7 +15,7 @@ import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
 import { probeOutboxRelay } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
-import { seedDeployments } from './lib/seed';
+import { DOCUMENTS_PER_DEPLOYMENT, seedDeployments } from './lib/seed';
 import { main, startStack } from './lib/stack';
 import { timed } from './lib/stats';
 import { connectMongo, dbName, resetStack } from './lib/stores';
@@ -152,8 +152,12 @@ main('cascade', 1800, async () => {
     verdict('documents gone after', allGoneMs ?? GONE_LIMIT_S * 1000 + 1, '<', 10_000, ' ms'),
   ];
   writeResults('cascade', {
-    settings: { services: SERVICES, deployments: DEPLOYMENTS, documentsSeeded: DEPLOYMENTS * 5 },
-    seeding: { ms: Math.round(seedTime.ms), documents: DEPLOYMENTS * 5 },
+    settings: {
+      services: SERVICES,
+      deployments: DEPLOYMENTS,
+      documentsSeeded: DEPLOYMENTS * DOCUMENTS_PER_DEPLOYMENT,
+    },
+    seeding: { ms: Math.round(seedTime.ms), documents: DEPLOYMENTS * DOCUMENTS_PER_DEPLOYMENT },
     summary: {
       deleteMs: ms(deleted.ms),
       readsAfterDelete: after,

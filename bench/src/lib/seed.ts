@@ -1,23 +1,35 @@
 /**
  * Seeding large data sets straight into the deployments service's database (bench_deployments),
- * in exactly the shape its models give the documents, because creating 100,000 deployments
- * through the API would take hours (every one runs the pipeline). Everything measured afterwards
- * goes through HTTP.
+ * because creating 100,000 deployments through the API would take hours (each one runs the
+ * pipeline). Everything measured afterwards goes through HTTP.
  *
- * The shapes mirror services/deployments/src/deployments/deployments.model.ts as of this writing:
- * - `deployments`: DeploymentDoc, written by DeploymentsRepository.insertBuilding and then by the
- *   pipeline (PipelineRepository.release leaves logs, the status copy, no lease);
- * - `deployment_transitions`: TransitionDoc, one per status change (transitionRecord), each with
- *   its event already published by the outbox relay (outbox emptied, outboxPending false);
- * - `deployment_leases`: LeaseDoc, the single released attempt a pipeline run leaves behind.
- * A seeded deployment is what a successful run leaves: DEPLOYED, via BUILDING and DEPLOYING.
+ * The documents are inserted through the service's own Mongoose models (deploymentModels, with
+ * its transitionId and leaseId), so they have exactly its shape: the model types check them at
+ * compile time and its schemas at insert time, and a change of the model breaks this seeding
+ * loudly instead of leaving it behind. A seeded deployment is what a successful pipeline run
+ * leaves (services/deployments/src/deployments/deployments.repository.ts and
+ * src/pipeline/pipeline.repository.ts as of this writing):
+ * - the deployment document (insertBuilding; then only its logs are written by the worker);
+ * - its three transitions (transitionRecord): created → BUILDING, BUILDING → DEPLOYING,
+ *   DEPLOYING → DEPLOYED, each with its event already relayed (outbox empty, flag false);
+ * - the released lease of its one attempt (PipelineRepository.claim, then release);
+ * - no queue entry: a finished deployment has been dequeued.
  */
 import { randomBytes } from 'node:crypto';
+import {
+  deploymentModels,
+  leaseId,
+  transitionId,
+  type DeploymentDoc,
+  type LeaseDoc,
+  type TransitionDoc,
+} from '@platform/deployments/dist/deployments/deployments.model';
 import { Types, type Connection } from 'mongoose';
 import { say } from './log';
 
-/** What the e2e build/deploy commands print: a realistic, small log. */
-const LOGS = 'building {hash} for service {service}\nbuild done\ndeploying {id}\ndeploy done\n';
+/** What the e2e build and deploy commands print: a realistic, small log. */
+const logsOf = (commitHash: string, serviceId: string, id: string) =>
+  `building ${commitHash} for service ${serviceId}\nbuild done\ndeploying ${id}\ndeploy done\n`;
 
 /**
  * An ObjectId whose time part is `at`, as `new Types.ObjectId()` would have made at that moment
@@ -41,10 +53,12 @@ export interface SeededDeployment {
   createdAt: Date;
 }
 
+/** Documents per seeded deployment: itself, three transitions, one lease. */
+export const DOCUMENTS_PER_DEPLOYMENT = 5;
+
 /**
- * Inserts `count` DEPLOYED deployments spread evenly over the services, newest `intervalMs`
- * apart going back from now, with their three transitions and their lease. Calls `progress`
- * after every batch. Returns the deployments, newest first.
+ * Inserts `count` DEPLOYED deployments spread evenly over the services, `intervalMs` apart going
+ * back from now. Returns them newest first.
  */
 export async function seedDeployments(
   connection: Connection,
@@ -54,63 +68,55 @@ export async function seedDeployments(
 ): Promise<SeededDeployment[]> {
   const intervalMs = options.intervalMs ?? 60_000;
   const batch = options.batch ?? 1_000;
-  const deployments = connection.collection('deployments');
-  const transitions = connection.collection('deployment_transitions');
-  const leases = connection.collection('deployment_leases');
+  const models = deploymentModels(connection);
   const now = Date.now();
   const seeded: SeededDeployment[] = [];
   const startedAt = Date.now();
   for (let from = 0; from < count; from += batch) {
-    const deploymentDocs = [];
-    const transitionDocs = [];
-    const leaseDocs = [];
+    const deployments: DeploymentDoc[] = [];
+    const transitions: TransitionDoc[] = [];
+    const leases: LeaseDoc[] = [];
     for (let i = from; i < Math.min(count, from + batch); i++) {
       const serviceId = target.serviceIds[i % target.serviceIds.length]!;
       const createdAt = new Date(now - i * intervalMs);
-      const building = new Date(createdAt.getTime() + 10);
       const deploying = new Date(createdAt.getTime() + 2_000);
       const deployed = new Date(createdAt.getTime() + 4_000);
-      const id = objectIdAt(createdAt);
-      const hex = id.toHexString();
+      const _id = objectIdAt(createdAt);
+      const id = _id.toHexString();
       const commitHash = randomBytes(20).toString('hex');
       const ref = { accountId: target.accountId, projectId: target.projectId, serviceId };
-      // DeploymentDoc after PipelineRepository.release.
-      deploymentDocs.push({
-        _id: id,
+      deployments.push({
+        _id,
         ...ref,
         commitHash,
         commitMessage: `Seeded commit ${i}`,
-        logs: LOGS.replace('{hash}', commitHash)
-          .replace('{service}', serviceId)
-          .replace('{id}', hex),
+        logs: logsOf(commitHash, serviceId, id),
         createdAt,
-        status: 'DEPLOYED',
-        statusChangedAt: deployed,
-        deployedAt: deployed,
-        leaseOwner: null,
-        leaseUntil: new Date(0),
       });
-      // TransitionDoc per change (transitionRecord), the outbox already relayed.
-      const change = (from: string | null, to: string, at: Date, attempt: number | null) => ({
-        _id: objectIdAt(at),
-        deploymentId: hex,
+      const change = (
+        previous: TransitionDoc['from'],
+        to: TransitionDoc['to'],
+        at: Date,
+        attempt: number | null,
+      ): TransitionDoc => ({
+        _id: transitionId(id, previous),
+        deploymentId: id,
         ...ref,
-        from,
+        from: previous,
         to,
         at,
         attempt,
         outbox: [],
         outboxPending: false,
       });
-      transitionDocs.push(
+      transitions.push(
         change(null, 'BUILDING', createdAt, null),
         change('BUILDING', 'DEPLOYING', deploying, 1),
         change('DEPLOYING', 'DEPLOYED', deployed, 1),
       );
-      // LeaseDoc of the one attempt, released (PipelineRepository.release).
-      leaseDocs.push({
-        _id: objectIdAt(building),
-        deploymentId: hex,
+      leases.push({
+        _id: leaseId(id, 1),
+        deploymentId: id,
         projectId: target.projectId,
         serviceId,
         attempt: 1,
@@ -118,15 +124,18 @@ export async function seedDeployments(
         leaseUntil: new Date(0),
         released: true,
       });
-      seeded.push({ id: hex, serviceId, createdAt });
+      seeded.push({ id, serviceId, createdAt });
     }
-    await deployments.insertMany(deploymentDocs, { ordered: false });
-    await transitions.insertMany(transitionDocs, { ordered: false });
-    await leases.insertMany(leaseDocs, { ordered: false });
+    await models.deployments.insertMany(deployments, { ordered: false });
+    await models.transitions.insertMany(transitions, { ordered: false });
+    await models.leases.insertMany(leases, { ordered: false });
     const done = Math.min(count, from + batch);
     if (done % (batch * 10) === 0 || done === count) {
       const rate = Math.round(done / ((Date.now() - startedAt) / 1000));
-      say(`seeded ${done}/${count} deployments (${done * 5} documents, ${rate} deployments/s)`);
+      say(
+        `seeded ${done}/${count} deployments (${done * DOCUMENTS_PER_DEPLOYMENT} documents, ` +
+          `${rate} deployments/s)`,
+      );
     }
   }
   return seeded;
