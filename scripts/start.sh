@@ -43,8 +43,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  say "installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund
+  # `npm install` with the committed lock, not `npm ci`: the registry this project is built
+  # against serves only linux-x64 builds of platform-specific packages, so the lock cannot list
+  # the other platforms' optional ones, and `npm ci` refuses a lock without them.
+  say "installing npm packages (npm install, versions from package-lock.json)"
+  npm install --no-audit --no-fund
 fi
 say "building (tsc -b)"
 npx tsc -b

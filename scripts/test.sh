@@ -15,8 +15,11 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 started=$(date +%s)
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund
+  # `npm install` with the committed lock, not `npm ci`: the registry this project is built
+  # against serves only linux-x64 builds of platform-specific packages, so the lock cannot list
+  # the other platforms' optional ones, and `npm ci` refuses a lock without them.
+  step "installing npm packages (npm install, versions from package-lock.json)"
+  npm install --no-audit --no-fund
 fi
 
 step "type-checking and building (tsc -b)"
