@@ -22,6 +22,7 @@ import { ms, say, sleep } from './lib/log';
 import { startReceiver, type Arrival } from './lib/receiver';
 import { probeOutboxRelay } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
+import { seedDeployments } from './lib/seed';
 import { main, startStack } from './lib/stack';
 import { distribution } from './lib/stats';
 import { connectMongo, dbName, resetStack } from './lib/stores';
@@ -30,6 +31,14 @@ const CHANGES = intEnv('BENCH_CHANGES', 500);
 const IN_FLIGHT = intEnv('BENCH_IN_FLIGHT', 2);
 const WARMUP_DEPLOYMENTS = intEnv('BENCH_WARMUP_DEPLOYMENTS', 3);
 const RUN_LIMIT_S = intEnv('BENCH_RUN_LIMIT_S', 600);
+/**
+ * Deployments already in the database before measuring (default none: the benchmark as
+ * specified). Status changes are never deleted, so a running platform has many: with
+ * BENCH_HISTORY=10000 the run shows what that history costs, written to
+ * results/event-latency-history-10000.json.
+ */
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
+const RESULTS_NAME = HISTORY > 0 ? `event-latency-history-${HISTORY}` : 'event-latency';
 const FINAL = new Set(['DEPLOYED', 'FAILED', 'CANCELLED']);
 
 interface Change {
@@ -43,7 +52,7 @@ interface Change {
   measured: boolean;
 }
 
-main('event-latency', 1200, async () => {
+main(RESULTS_NAME, 1800, async () => {
   const stack = await startStack({
     reset: resetStack,
     env: { BUILD_COMMAND: 'true', DEPLOY_COMMAND: 'true', WEBHOOK_RETRY_SCHEDULE: '1s,2s,5s' },
@@ -81,7 +90,7 @@ main('event-latency', 1200, async () => {
   });
 
   const client = new BrowserClient(stack.gateway);
-  await client.signIn(uniqueEmail('events'));
+  const accountId = await client.signIn(uniqueEmail('events'));
   const project = await client.expect(201, 'POST', '/api/projects', {
     name: `bench events ${Date.now()}`,
   });
@@ -92,6 +101,19 @@ main('event-latency', 1200, async () => {
     url: receiver.url,
   });
   receiver.setSecret(webhook.secret);
+  if (HISTORY > 0) {
+    // Another service of the same project, so its deployments are history, not measured.
+    const old = await client.expect(201, 'POST', `/api/projects/${project.id}/services`, {
+      name: 'history',
+    });
+    const mongo = await connectMongo(stack.mongoUrl);
+    await seedDeployments(
+      mongo.useDb(dbName(stack.stackName, 'deployments')),
+      { accountId, projectId: project.id, serviceIds: [old.id] },
+      HISTORY,
+    );
+    await mongo.close();
+  }
   const deploymentsPath = `/api/projects/${project.id}/services/${service.id}/deployments`;
 
   // Our own consumer of the topic: when each event was published (the producer's timestamp).
@@ -234,8 +256,9 @@ main('event-latency', 1200, async () => {
     verdict('badly signed webhooks', unsigned, '<', 1),
   ];
 
-  writeResults('event-latency', {
+  writeResults(RESULTS_NAME, {
     settings: {
+      history: HISTORY,
       changes: expected,
       deployments,
       inFlight: IN_FLIGHT,

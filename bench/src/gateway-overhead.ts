@@ -20,7 +20,7 @@ import { resetStack } from './lib/stores';
 
 const CONNECTIONS = intEnv('BENCH_CONNECTIONS', 50);
 const DURATION_S = intEnv('BENCH_DURATION_S', 20);
-const ROUNDS = intEnv('BENCH_ROUNDS', 2);
+const ROUNDS = intEnv('BENCH_ROUNDS', 3);
 const WARMUP_S = intEnv('BENCH_WARMUP_S', 5);
 const UNLOADED_S = intEnv('BENCH_UNLOADED_S', 10);
 
@@ -113,8 +113,32 @@ main('gateway-overhead', 900, async () => {
     unloaded.gateway.result.latencyMs.p50 - unloaded.direct.result.latencyMs.p50,
   );
 
+  // Each round's own ratio (its two runs were adjacent in time), and the median of them: on a
+  // shared machine one slow neighbour can halve a single run.
+  const roundRatios = runs.gateway.map((g, i) =>
+    ms(g.result.throughput / runs.direct[i]!.result.throughput, 3),
+  );
+  const medianRatio = [...roundRatios].sort((a, b) => a - b)[Math.floor(roundRatios.length / 2)]!;
+  // CPU per request, process by process, hardly depends on the neighbours: on a box where every
+  // process shares the same cores, throughput goes as 1 / (CPU per request), so this predicts
+  // the ratio from cost alone (the load generator's own CPU left out: it is the client).
+  const stackCpu = (list: Run[]) => {
+    const requests = list.reduce((n, r) => n + r.result.requests, 0);
+    let total = 0;
+    for (const r of list) {
+      for (const [name, perRequest] of Object.entries(r.cpuMsPerRequest)) {
+        if (name !== 'bench') total += perRequest * r.result.requests;
+      }
+    }
+    return ms(total / requests, 3);
+  };
+  const cpuPerRequest = { gateway: stackCpu(runs.gateway), direct: stackCpu(runs.direct) };
+  const cpuRatio = ms(cpuPerRequest.direct / cpuPerRequest.gateway, 3);
+  say(`round ratios ${roundRatios.join(', ')}; CPU per request ${JSON.stringify(cpuPerRequest)}`);
+
   const verdicts = [
-    verdict('gateway throughput / direct throughput', ratio, '>=', 0.6),
+    verdict('gateway throughput / direct throughput (all rounds)', ratio, '>=', 0.6),
+    verdict('same, median of the rounds', medianRatio, '>=', 0.6),
     verdict(`added p50 at ${CONNECTIONS} connections`, addedP50, '<', 2, ' ms'),
     verdict('added p50 at 1 connection (unloaded)', addedP50Unloaded, '<', 2, ' ms'),
   ];
@@ -131,6 +155,10 @@ main('gateway-overhead', 900, async () => {
       gateway: { ...gateway },
       direct: { ...directAll },
       throughputRatio: ratio,
+      roundRatios,
+      medianRoundRatio: medianRatio,
+      stackCpuMsPerRequest: cpuPerRequest,
+      ratioPredictedFromCpu: cpuRatio,
       addedP50Ms: addedP50,
       addedP99Ms: ms(gateway.latencyMs.p99 - directAll.latencyMs.p99),
       unloaded: {

@@ -10,12 +10,12 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserClient, uniqueEmail } from './lib/client';
-import { BENCH_PORTS, REPO_ROOT, intEnv } from './lib/env';
+import { REPO_ROOT, intEnv } from './lib/env';
 import { load } from './lib/load';
 import { say, waitFor } from './lib/log';
 import { summarizeProfile } from './lib/profile';
 import { writeResults } from './lib/results';
-import { main, startStack } from './lib/stack';
+import { gatewayProcessEnv, main, startStack } from './lib/stack';
 import { resetStack } from './lib/stores';
 
 const PORT = 28081;
@@ -30,19 +30,8 @@ main('profile-gateway', 900, async () => {
   const path_ = `/api/projects/${project.id}`;
 
   const profileDir = mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-profile-'));
-  const local = (port: string) => `http://127.0.0.1:${port}`;
   // What start.sh gives the stack's gateway, on another port.
-  const env = {
-    ...stack.env,
-    PORT: String(PORT),
-    GATEWAY_PORT: String(PORT),
-    AUTH_URL: local(BENCH_PORTS.AUTH_PORT),
-    PROJECTS_URL: local(BENCH_PORTS.PROJECTS_PORT),
-    DEPLOYMENTS_URL: local(BENCH_PORTS.DEPLOYMENTS_PORT),
-    WEBHOOKS_URL: local(BENCH_PORTS.WEBHOOKS_PORT),
-    DEV_IDP_URL: local(BENCH_PORTS.DEV_IDP_PORT),
-    PUBLIC_URL: `http://localhost:${PORT}`,
-  };
+  const env = gatewayProcessEnv(stack, PORT);
   say(`starting a profiled gateway on :${PORT} (profile in ${profileDir})`);
   const gateway = spawn(
     process.execPath,

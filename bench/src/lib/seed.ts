@@ -58,7 +58,7 @@ export const DOCUMENTS_PER_DEPLOYMENT = 5;
 
 /**
  * Inserts `count` DEPLOYED deployments spread evenly over the services, `intervalMs` apart going
- * back from now. Returns them newest first.
+ * back from now, oldest first. Returns them newest first.
  */
 export async function seedDeployments(
   connection: Connection,
@@ -76,7 +76,10 @@ export async function seedDeployments(
     const deployments: DeploymentDoc[] = [];
     const transitions: TransitionDoc[] = [];
     const leases: LeaseDoc[] = [];
-    for (let i = from; i < Math.min(count, from + batch); i++) {
+    for (let j = from; j < Math.min(count, from + batch); j++) {
+      // Oldest first, as they would have been written: the newest rows end the tables, where
+      // FerretDB's scans find them last (as in a database that grew by use).
+      const i = count - 1 - j;
       const serviceId = target.serviceIds[i % target.serviceIds.length]!;
       const createdAt = new Date(now - i * intervalMs);
       const deploying = new Date(createdAt.getTime() + 2_000);
@@ -138,5 +141,5 @@ export async function seedDeployments(
       );
     }
   }
-  return seeded;
+  return seeded.reverse();
 }

@@ -243,3 +243,19 @@ export function main(name: string, limitS: number, body: () => Promise<void>): v
       process.exit(1);
     });
 }
+
+/** The environment start.sh gives the stack's gateway, for another gateway process on `port`. */
+export function gatewayProcessEnv(stack: Stack, port: number): Record<string, string> {
+  const local = (p: string) => `http://127.0.0.1:${p}`;
+  return {
+    ...stack.env,
+    PORT: String(port),
+    GATEWAY_PORT: String(port),
+    AUTH_URL: local(BENCH_PORTS.AUTH_PORT),
+    PROJECTS_URL: local(BENCH_PORTS.PROJECTS_PORT),
+    DEPLOYMENTS_URL: local(BENCH_PORTS.DEPLOYMENTS_PORT),
+    WEBHOOKS_URL: local(BENCH_PORTS.WEBHOOKS_PORT),
+    DEV_IDP_URL: local(BENCH_PORTS.DEV_IDP_PORT),
+    PUBLIC_URL: `http://localhost:${port}`,
+  };
+}
