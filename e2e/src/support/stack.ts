@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
+import { testInfraUrls, waitFor } from '@platform/shared/testing';
 
 /** Ports of the stack the suite starts, away from a developer's own `npm start`. */
 export const E2E_PORTS = {
@@ -54,7 +54,8 @@ export async function startServiceProcess(
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         INTERNAL_SECRET: E2E_INTERNAL_SECRET,
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
-        KAFKA_GROUP_ID: uniqueName(`fault-${service}`),
+        // A stable group: a new one would first replay every event the topics still hold.
+        KAFKA_GROUP_ID: `e2e-fault-${service}`,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

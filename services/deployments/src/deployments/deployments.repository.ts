@@ -188,7 +188,14 @@ export class DeploymentsRepository {
     const doc = await this.models.deployments
       .findById(parseObjectId(id, 'Deployment'))
       .lean<DeploymentDoc>();
-    return doc && belongsTo(doc, ref) ? this.withStatus(fieldsOf(doc)) : null;
+    if (!doc || !belongsTo(doc, ref)) return null;
+    const deployment = await this.withStatus(fieldsOf(doc));
+    // The pipeline writes the logs before each status change, so logs read after the status
+    // are at least as new as it; the first read may predate a change that landed meanwhile.
+    const latest = await this.models.deployments
+      .findById(doc._id, { logs: 1 })
+      .lean<Pick<DeploymentDoc, 'logs'>>();
+    return { ...deployment, logs: latest?.logs ?? deployment.logs };
   }
 
   /** Newest first; fetches `limit + 1` so the caller knows whether more remain. */
