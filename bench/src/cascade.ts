@@ -86,7 +86,11 @@ main('cascade', 1800, async () => {
   say('DELETE the project');
   const deleted = await timed(() => client.delete(projectPath));
   const deletedAt = Date.now();
-  if (deleted.value.status !== 204) throw new Error(`DELETE answered ${deleted.value.status}`);
+  if (deleted.value.status !== 204) {
+    throw new Error(
+      `DELETE answered ${deleted.value.status} ${JSON.stringify(deleted.value.body)}`,
+    );
+  }
   say(`DELETE → 204 in ${ms(deleted.ms)} ms`);
 
   const after: Record<string, { status: number; ms: number }> = {};

@@ -74,6 +74,22 @@ export function summarizeProfile(file: string, top = 40) {
     for (const key of seen)
       inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
+  // Self time charged to the nearest frame of a package or of our code on its stack: node's
+  // socket writes under ioredis count as ioredis, under http-proxy as http-proxy, and so on.
+  const nearest = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === '(idle)') return;
+    let owner = frame.functionName.startsWith('(') ? frame.functionName : 'node (core) / native';
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const url = byId.get(at)!.callFrame.url;
+      if (url && !url.startsWith('node:')) {
+        owner = ownerOf(url);
+        break;
+      }
+    }
+    nearest.set(owner, (nearest.get(owner) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const rank = (map: Map<string, number>) =>
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
@@ -87,6 +103,7 @@ export function summarizeProfile(file: string, top = 40) {
     busyMs: Math.round(busyUs / 1000),
     idleMs: Math.round(idleUs / 1000),
     byPackage: rank(byPackage),
+    byNearestPackage: rank(nearest),
     byFunction: rank(byFunction),
     inclusiveByFunction: rank(inclusive).slice(0, 40),
   };

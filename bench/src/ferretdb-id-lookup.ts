@@ -1,0 +1,191 @@
+/**
+ * Why `_id` lookups scan on the local database, and what one line of FerretDB changes.
+ *
+ * FerretDB 1.24's SQLite backend hands `{ _id: value }` to SQLite as
+ * `WHERE _ferretdb_sjson->'$._id' = ?` (metadata.IDColumn), while it builds the `_id_` index on
+ * `_ferretdb_sjson->"_id"`. SQLite matches index expressions by their text, so the index is never
+ * used: every "pushed down" `_id` lookup reads the whole table (EXPLAIN QUERY PLAN: SCAN).
+ *
+ * This builds FerretDB 1.24 (the module scripts/infra/ferretdb uses, from the Go module cache,
+ * into a temporary directory) with IDColumn set to the index's own expression, runs it on
+ * 127.0.0.1:27047 beside the benchmark's FerretDB as built, writes the same documents into a
+ * scratch database of each and times `findOne({ _id })`, the deployments list query, and their
+ * plans. Nothing in the repository or the running servers is changed; the build, its data and
+ * the scratch databases are removed at the end. Needs Go (scripts/infra already does).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Types, type mongo } from 'mongoose';
+import { REPO_ROOT, infraEnv, intEnv } from './lib/env';
+import { say, sleep, waitFor } from './lib/log';
+import { explainFind, repeat } from './lib/probes';
+import { writeResults } from './lib/results';
+import { main } from './lib/stack';
+import { connectMongo } from './lib/stores';
+
+const run = promisify(execFile);
+const FERRETDB = 'github.com/FerretDB/FerretDB';
+const VERSION = 'v1.24.0';
+const PATCHED_PORT = 27047;
+const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
+const LOOKUPS = intEnv('BENCH_LOOKUPS', 50);
+const AS_BUILT = 'IDColumn = DefaultColumn + "->\'$._id\'"';
+const PATCHED = 'IDColumn = DefaultColumn + `->"_id"`';
+
+/** Go's module cache path of a module (upper-case letters escaped as !lower). */
+const escaped = (module: string) => module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
+
+async function buildPatched(work: string): Promise<string> {
+  const wrapper = path.join(REPO_ROOT, 'scripts/infra/ferretdb');
+  const build = path.join(work, 'ferretdb-dev');
+  cpSync(wrapper, build, { recursive: true });
+  const { stdout } = await run('go', ['env', 'GOMODCACHE'], { cwd: build });
+  let source = path.join(stdout.trim(), `${escaped(FERRETDB)}@${VERSION}`);
+  try {
+    readFileSync(path.join(source, 'go.mod'));
+  } catch {
+    say(`downloading ${FERRETDB}@${VERSION} (Go module proxy)`);
+    await run('go', ['mod', 'download', `${FERRETDB}@${VERSION}`], { cwd: build });
+    source = path.join(stdout.trim(), `${escaped(FERRETDB)}@${VERSION}`);
+  }
+  const patchedSource = path.join(work, 'ferretdb-src');
+  cpSync(source, patchedSource, { recursive: true });
+  await run('chmod', ['-R', 'u+w', patchedSource]);
+  const metadata = path.join(patchedSource, 'internal/backends/sqlite/metadata/metadata.go');
+  const text = readFileSync(metadata, 'utf8');
+  if (!text.includes(AS_BUILT))
+    throw new Error(`${metadata}: the IDColumn line is not as expected`);
+  writeFileSync(metadata, text.replace(AS_BUILT, PATCHED));
+  writeFileSync(
+    path.join(build, 'go.mod'),
+    `${readFileSync(path.join(build, 'go.mod'), 'utf8')}\nreplace ${FERRETDB} => ${patchedSource}\n`,
+  );
+  copyFileSync(path.join(wrapper, 'go.sum'), path.join(build, 'go.sum'));
+  say('building the patched FerretDB');
+  const binary = path.join(work, 'ferretdb-patched');
+  await run('go', ['build', '-mod=mod', '-o', binary, '.'], { cwd: build, timeout: 600_000 });
+  return binary;
+}
+
+async function measure(label: string, url: string, size: number) {
+  const connection = await connectMongo(url);
+  const db = connection.useDb('bench_scratch_id_lookup');
+  await db.dropDatabase();
+  const deployments = db.collection('deployments');
+  // The deployments service's own indexes (services/deployments/.../deployments.model.ts).
+  await deployments.createIndex({ serviceId: 1, createdAt: -1, _id: -1 });
+  await deployments.createIndex({ projectId: 1 });
+  const ids: Types.ObjectId[] = [];
+  const now = Date.now();
+  for (let from = 0; from < size; from += 2_000) {
+    const docs: mongo.Document[] = [];
+    for (let i = from; i < Math.min(size, from + 2_000); i++) {
+      const _id = new Types.ObjectId();
+      ids.push(_id);
+      docs.push({
+        _id,
+        accountId: 'a'.repeat(24),
+        projectId: 'p'.repeat(24),
+        serviceId: 's'.repeat(24),
+        commitHash: 'c'.repeat(40),
+        commitMessage: `Seeded commit ${i}`,
+        logs: 'building ...\nbuild done\ndeploying ...\ndeploy done\n',
+        createdAt: new Date(now - (size - i) * 60_000),
+      });
+    }
+    await deployments.insertMany(docs, { ordered: false });
+  }
+  let misses = 0;
+  const byId = await repeat(LOOKUPS, async () => {
+    const id = ids[Math.floor(Math.random() * ids.length)]!;
+    const found = await deployments.findOne({ _id: id });
+    if (!found?._id.equals(id)) misses++;
+  });
+  const newest = await repeat(LOOKUPS, () => deployments.findOne({ _id: ids[ids.length - 1] }));
+  const listFilter = { serviceId: 's'.repeat(24) };
+  const list = await repeat(2, () =>
+    deployments.find(listFilter).sort({ createdAt: -1, _id: -1 }).limit(21).toArray(),
+  );
+  const plans = {
+    byId: await explainFind(deployments, { _id: ids[0] }),
+    list: await explainFind(deployments, listFilter, {
+      sort: { createdAt: -1, _id: -1 },
+      limit: 21,
+    }),
+  };
+  await db.dropDatabase();
+  await connection.close();
+  say(`${label}, ${size} documents: findOne({_id}) p50 ${byId.p50} ms, list p50 ${list.p50} ms`);
+  return {
+    documents: size,
+    findOneById: byId,
+    findNewestById: newest,
+    misses,
+    listFirstPage: list,
+    plans,
+  };
+}
+
+main('ferretdb-id-lookup', 1800, async () => {
+  const env = infraEnv();
+  const asBuiltPort = env.MONGO_PORT ?? '27017';
+  const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
+  const infraOptions = { env: { ...process.env, ...env }, timeout: 120_000 };
+  let startedMongo = false;
+  try {
+    await run('bash', [infra, 'status', 'mongo'], infraOptions);
+  } catch {
+    say('starting the benchmark FerretDB (as built)');
+    await run('bash', [infra, 'start', 'mongo'], infraOptions);
+    startedMongo = true;
+  }
+  const work = mkdtempSync(path.join(os.tmpdir(), 'bench-ferretdb-'));
+  const binary = await buildPatched(work);
+  const server = spawn(
+    binary,
+    [
+      'serve',
+      '-listen-addr',
+      `127.0.0.1:${PATCHED_PORT}`,
+      '-sqlite-dir',
+      path.join(work, 'data'),
+      '-log-level',
+      'warn',
+    ],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  try {
+    await waitFor(
+      async () =>
+        run(binary, ['ping', '-url', `mongodb://127.0.0.1:${PATCHED_PORT}/`]).then(
+          () => true,
+          () => false,
+        ),
+      { timeoutMs: 30_000, what: 'the patched FerretDB' },
+    );
+    const results: Record<string, unknown[]> = { asBuilt: [], patched: [] };
+    for (const size of SIZES) {
+      results.asBuilt!.push(await measure('as built', `mongodb://127.0.0.1:${asBuiltPort}`, size));
+      results.patched!.push(await measure('patched', `mongodb://127.0.0.1:${PATCHED_PORT}`, size));
+    }
+    writeResults('ferretdb-id-lookup', {
+      change: {
+        file: `${FERRETDB}@${VERSION} internal/backends/sqlite/metadata/metadata.go`,
+        from: AS_BUILT,
+        to: PATCHED,
+      },
+      lookups: LOOKUPS,
+      results,
+      note: 'findOne timings in ms; misses counts lookups that did not return the document asked for',
+    });
+  } finally {
+    server.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000)]);
+    rmSync(work, { recursive: true, force: true });
+    if (startedMongo) await run('bash', [infra, 'stop', 'mongo'], infraOptions);
+  }
+});
