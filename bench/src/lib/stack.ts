@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -62,6 +63,8 @@ export async function infraUrls(): Promise<InfraUrls> {
 }
 
 const stoppers: (() => Promise<void>)[] = [];
+/** Log directories of the stacks started, kept when a benchmark fails. */
+const logDirs = new Set<string>();
 let signalsHandled = false;
 
 /** Ctrl-C or SIGTERM stops what the benchmark started before it exits. */
@@ -240,6 +243,12 @@ export function main(name: string, limitS: number, body: () => Promise<void>): v
     .catch(async (err: unknown) => {
       say(`${name} failed: ${(err as Error).stack ?? String(err)}`);
       await stopAll();
+      // start.sh truncates its logs at the next start: keep this run's for a look.
+      for (const dir of logDirs) {
+        const kept = `${dir}-${name}-failed-${Date.now()}`;
+        cpSync(dir, kept, { recursive: true });
+        say(`the stack's logs are kept in ${kept}`);
+      }
       process.exit(1);
     });
 }
