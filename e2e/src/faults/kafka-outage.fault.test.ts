@@ -63,5 +63,5 @@ describe('Kafka stopped while deployments change status', () => {
     } finally {
       await receiver.close();
     }
-  });
+  }, 240_000);
 });

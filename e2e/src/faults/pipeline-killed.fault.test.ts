@@ -22,6 +22,8 @@ describe('the deployments pipeline killed mid-build', () => {
     const build = `if [ -e ${dir}/started-$DEPLOYMENT_ID ]; then echo rerun; else touch ${dir}/started-$DEPLOYMENT_ID; echo first run; sleep 60; fi`;
     const env = {
       MONGO_DB: uniqueName('fault_deployments'),
+      // One group across the kill and the restart, as a real restart keeps it.
+      KAFKA_GROUP_ID: uniqueName('fault-deployments'),
       BUILD_COMMAND: build,
       DEPLOY_COMMAND: 'echo deployed',
       PIPELINE_LEASE_SECONDS: '2',

@@ -39,8 +39,12 @@ describe('the webhooks service killed with deliveries pending', () => {
 
     const env = {
       MONGO_DB: uniqueName('fault_webhooks'),
+      // One group across the kill and the restart, as a real restart keeps it.
+      KAFKA_GROUP_ID: uniqueName('fault-webhooks'),
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s',
+      // An attempt cut off by the kill is retried once its lease (timeout + 30 s) runs out.
+      WEBHOOK_TIMEOUT_MS: '2000',
     };
     let webhooks: ServiceProcess | undefined = await startServiceProcess('webhooks', PORT, env);
     try {
@@ -62,7 +66,7 @@ describe('the webhooks service killed with deliveries pending', () => {
         ids.push((await client.post(deploymentsPath, { commitHash })).body.id);
       for (const id of ids)
         await waitForDeployment(client, `${deploymentsPath}/${id}`, ['DEPLOYED']);
-      await waitFor(() => refused >= 6, { timeoutMs: 30_000, what: 'six refused first attempts' });
+      await waitFor(() => refused >= 6, { timeoutMs: 90_000, what: 'six refused first attempts' });
 
       await webhooks.kill('SIGKILL');
       webhooks = undefined;
@@ -74,7 +78,7 @@ describe('the webhooks service killed with deliveries pending', () => {
           const mine = accepted.filter((w) => ids.includes(w.body.data?.deploymentId));
           return new Set(mine.map((w) => w.headers['webhook-id'])).size >= 6 ? mine : null;
         },
-        { timeoutMs: 60_000, intervalMs: 250, what: 'all six events after the restart' },
+        { timeoutMs: 150_000, intervalMs: 250, what: 'all six events after the restart' },
       );
       const changes = new Set(
         delivered.map((w) => `${w.body.data.deploymentId}:${w.body.data.status}`),
@@ -84,5 +88,5 @@ describe('the webhooks service killed with deliveries pending', () => {
       await webhooks?.kill('SIGTERM');
       await new Promise<void>((r) => receiver.close(() => r()));
     }
-  });
+  }, 300_000);
 });

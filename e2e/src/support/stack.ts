@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { testInfraUrls, waitFor } from '@platform/shared/testing';
+import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
 
 /** Ports of the stack the suite starts, away from a developer's own `npm start`. */
 export const E2E_PORTS = {
@@ -54,8 +54,10 @@ export async function startServiceProcess(
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         INTERNAL_SECRET: E2E_INTERNAL_SECRET,
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
-        // A stable group: a new one would first replay every event the topics still hold.
-        KAFKA_GROUP_ID: `e2e-fault-${service}`,
+        // A new group that starts at the end: replaying every event the topics still hold
+        // (all earlier runs') would take longer than the test.
+        KAFKA_GROUP_ID: uniqueName(`e2e-fault-${service}`),
+        KAFKA_FROM_BEGINNING: 'false',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

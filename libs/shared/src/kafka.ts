@@ -136,7 +136,10 @@ export interface EventConsumer {
   stop(): Promise<void>;
 }
 
-const READY_TIMEOUT_MS = 30_000;
+// Longer than the session timeout below: a member restarted after a crash joins only once the
+// broker has evicted its dead predecessor.
+const READY_TIMEOUT_MS = 60_000;
+const SESSION_TIMEOUT_MS = 15_000;
 
 /**
  * Resolves once the consumer has joined its group AND completed a first fetch. Joining is not
@@ -165,6 +168,8 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
     allowAutoTopicCreation: false,
     // Fetches still return as soon as a message arrives; this bounds how long an idle one waits.
     maxWaitTimeInMs: 1_000,
+    // A crashed member's partitions move on after this, not kafkajs's default 30 s.
+    sessionTimeout: SESSION_TIMEOUT_MS,
   });
   await consumer.connect();
   await consumer.subscribe({

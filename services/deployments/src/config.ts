@@ -16,6 +16,8 @@ export const configSchema = baseEnv
     MONGO_DB: z.string().min(1).default('platform_deployments'),
     /** Consumer group for project.deleted and service.deleted. */
     KAFKA_GROUP_ID: z.string().min(1).default('deployments'),
+    /** Where a new consumer group starts: true (default) misses nothing; false starts at the end. */
+    KAFKA_FROM_BEGINNING: booleanEnv(true),
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),
     /** Shell command of the build step (see README.md for what it receives). */

@@ -79,6 +79,7 @@ async function main() {
     kafka,
     connection,
     groupId: config.KAFKA_GROUP_ID,
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
     logger,
     service,
   });

@@ -33,6 +33,8 @@ export const configSchema = baseEnv
     /** Base URL of the projects service, asked who owns a project. */
     PROJECTS_URL: z.string().url().default('http://127.0.0.1:4002'),
     KAFKA_GROUP_ID: z.string().min(1).default('webhooks'),
+    /** Where a new consumer group starts: true (default) misses nothing; false starts at the end. */
+    KAFKA_FROM_BEGINNING: booleanEnv(true),
     /** Lets deliveries reach loopback and private addresses: for the local stack only. */
     WEBHOOK_ALLOW_PRIVATE: booleanEnv(false),
     /** Waits before each retry, e.g. `5s,5m,30m,2h,5h,10h,10h` (ms, s, m, h, d). */

@@ -42,6 +42,7 @@ async function main() {
   const consumer = await startWebhookConsumer({
     kafka,
     groupId: config.KAFKA_GROUP_ID,
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
     connection,
     logger,
     deliveries: components.deliveries,

@@ -183,7 +183,10 @@ describe('housekeeping', () => {
     const [request] = await target.waitForRequests(1);
     expect(request!.headers['webhook-id']).toBe(event.eventId);
     await waitFor(async () => (await model.findById(stranded.id).lean())?.status === 'succeeded');
-    expect(await queue.findById(stranded.id).lean()).toBeNull();
+    // The queue entry goes in the write after the delivery's final status.
+    await waitFor(async () => (await queue.findById(stranded.id).lean()) === null, {
+      what: 'the queue entry to go',
+    });
   });
 
   it('queues a stranded delivery when its event is read again', async () => {
