@@ -71,6 +71,30 @@ describe('MongoDB through mongoose (real server)', () => {
     expect(second).toBeNull();
   });
 
+  // FerretDB (the local stand-in) only uses its `_id` index with scripts/infra/ferretdb/patches/.
+  it('finds by _id through the _id index, alone, with other conditions and with $in', async () => {
+    const Widget = connection.model<Widget>('Widget', widgetSchema);
+    const made = await Widget.insertMany(
+      Array.from({ length: 300 }, (_, i) => ({ owner: 'idx', name: `w${i}`, size: i % 2 })),
+    );
+    const [a, b, c] = [made[10]!, made[11]!, made[250]!];
+    const queries = [
+      { filter: { _id: a._id }, names: ['w10'] },
+      { filter: { _id: b._id, size: 1 }, names: ['w11'] },
+      { filter: { _id: b._id, size: 0 }, names: [] },
+      { filter: { _id: { $in: [a._id, c._id] } }, names: ['w10', 'w250'] },
+    ];
+    for (const { filter, names } of queries) {
+      const found = await Widget.find(filter).sort({ name: 1 }).lean();
+      expect(found.map((w) => w.name)).toEqual(names);
+      // The plan names the index: SQLite's "SEARCH … USING INDEX" on FerretDB, IDHACK or an
+      // index scan on MongoDB; never a scan of the whole collection.
+      const plan = JSON.stringify(await Widget.find(filter).explain());
+      expect(plan).toMatch(/USING INDEX|IDHACK|IXSCAN/);
+      expect(plan).not.toMatch(/COLLSCAN|detail=SCAN /);
+    }
+  });
+
   it('treats a malformed id as not found', () => {
     expect(parseObjectId('507f1f77bcf86cd799439011').toHexString()).toBe(
       '507f1f77bcf86cd799439011',
