@@ -50,7 +50,6 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       producer: createProducer(kafka),
       models: [Thing],
       logger: testLogger(),
-      pollIntervalMs: 100,
     });
     try {
       const thing = await Thing.create({ name: 'a' });
@@ -68,7 +67,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       expect(stored?.outbox).toHaveLength(2);
 
       relay.start();
-      relay.notify();
+      relay.notify(Thing, thing._id);
       const received = await collector.waitFor((m) => m.key === id, 2);
       expect(received.map((m) => m.value.eventId)).toEqual(events.map((e) => e.eventId));
       expect(received[0]!.value).toEqual(events[0]);
@@ -117,6 +116,78 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       relay.start();
       const [message] = await collector.waitFor((m) => m.key === id);
       expect(message!.value.eventId).toBe(event.eventId);
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+  /** A document with one project.deleted event in its outbox, written as a writer would. */
+  async function writePending(name: string) {
+    const thing = await Thing.create({ name });
+    const id = thing._id.toHexString();
+    const event = deletedEvent(id);
+    await Thing.updateOne(
+      { _id: thing._id },
+      withOutbox(
+        { $set: { deletedAt: new Date() } },
+        outboxEntry(TOPICS.projectDeleted, id, event),
+      ),
+    );
+    return { _id: thing._id, id, event };
+  }
+
+  it('publishes a notified document at once, and leaves the rest to its periodic scan', async () => {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [Thing],
+      logger: testLogger(),
+      scanIntervalMs: 10 * 60_000,
+    });
+    try {
+      // Found by the scan at start: after it, only notify() or the next scan (10 min) publish.
+      const before = await writePending('before-start');
+      relay.start();
+      await collector.waitFor((m) => m.key === before.id);
+
+      const unnamed = await writePending('not-notified');
+      const named = await writePending('notified');
+      relay.notify(Thing, named._id);
+      const [message] = await collector.waitFor((m) => m.key === named.id);
+      expect(message!.value).toEqual(named.event);
+      await waitFor(async () => (await Thing.findById(named._id).lean())?.outboxPending === false, {
+        what: 'the notified outbox to be acknowledged',
+      });
+
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(collector.messages.filter((m) => m.key === unnamed.id)).toHaveLength(0);
+      expect((await Thing.findById(unnamed._id).lean())?.outbox).toHaveLength(1);
+      // Telling it again publishes nothing twice.
+      relay.notify(Thing, named._id);
+      relay.notify(Thing, unnamed._id);
+      await collector.waitFor((m) => m.key === unnamed.id);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(collector.messages.filter((m) => m.key === named.id)).toHaveLength(1);
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+
+  it('finds pending outboxes nobody told it about with its periodic scan', async () => {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [Thing],
+      logger: testLogger(),
+      scanIntervalMs: 300,
+    });
+    try {
+      relay.start();
+      await new Promise((r) => setTimeout(r, 100));
+      const written = await writePending('left-by-a-crashed-writer');
+      const [message] = await collector.waitFor((m) => m.key === written.id, 1, 10_000);
+      expect(message!.value).toEqual(written.event);
     } finally {
       await relay.stop();
       await collector.stop();

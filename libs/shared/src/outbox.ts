@@ -59,26 +59,53 @@ export function withOutbox<U extends { $set?: Record<string, unknown> }>(
   };
 }
 
+/** The part of OutboxRelay a writer needs: "document `id` of `model` has events: publish now". */
+export interface OutboxNotifier {
+  notify(model: AnyModel, id: unknown): void;
+}
+
 export interface OutboxRelayOptions {
   producer: Producer;
   /** The collections whose documents carry an outbox. */
   models: AnyModel[];
   logger: Logger;
-  /** How often to look when nobody called notify(). */
-  pollIntervalMs?: number;
-  /** Publishing order across documents, e.g. `{ at: 1 }`; events within a document keep theirs. */
+  /**
+   * How often to look for pending outboxes nobody told the relay about (a writer that crashed
+   * between its write and notify(), another replica's leftovers). Also done at start.
+   */
+  scanIntervalMs?: number;
+  /** Publishing order across documents found by a scan, e.g. `{ at: 1 }`. */
   sort?: Record<string, 1 | -1>;
   batchSize?: number;
 }
 
 const MAX_BACKOFF_MS = 5_000;
+const DEFAULT_SCAN_INTERVAL_MS = 30_000;
+/** Past this many unpublished notifications (a long broker outage) the next scan finds them. */
+const MAX_NOTIFIED = 10_000;
 
-export class OutboxRelay {
+interface PendingDocument {
+  _id: unknown;
+  outbox?: OutboxEntry[];
+  outboxPending?: boolean;
+}
+
+/**
+ * Publishes outbox entries. The fast path is notify(model, id): the writer names the document,
+ * the relay reads it by `_id`, publishes and acknowledges by `_id` — lookups an index answers
+ * on any collection size, also on FerretDB, which answers no other filter from an index. The
+ * scan for `{ outboxPending: true }` is the safety net, run at start and every
+ * `scanIntervalMs`. Notified documents stay queued, in order, until their events are out.
+ */
+export class OutboxRelay implements OutboxNotifier {
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
   private woken = false;
   private producerConnected = false;
+  private scanRequested = true;
+  private backingOff = false;
+  private readonly notified = new Map<string, { model: AnyModel; id: unknown }>();
   private readonly log: Logger;
 
   constructor(private readonly options: OutboxRelayOptions) {
@@ -94,35 +121,65 @@ export class OutboxRelay {
     this.loop = this.run();
   }
 
-  /** Call after a write that pushed to an outbox: publishes now instead of at the next poll. */
-  notify(): void {
-    this.woken = true;
-    this.wake?.();
+  /** Call after a write that pushed to the outbox of document `id` of `model`. */
+  notify(model: AnyModel, id: unknown): void {
+    if (this.notified.size >= MAX_NOTIFIED) {
+      this.notified.clear();
+      this.scanRequested = true;
+    } else {
+      this.notified.set(`${model.modelName}:${String(id)}`, { model, id });
+    }
+    this.poke();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.notify();
+    this.poke();
     await this.loop;
     if (this.producerConnected) await this.options.producer.disconnect().catch(() => undefined);
   }
 
-  /** Publishes everything pending once; returns how many events went out. */
+  /** Scans every model and publishes everything pending once; returns how many events went out. */
   async drainOnce(): Promise<number> {
     let published = 0;
+    while (true) {
+      const { events, full } = await this.scanOnce();
+      published += events;
+      if (!full) return published;
+    }
+  }
+
+  /** One batch per model; `full` when a model had more than a batch pending. */
+  private async scanOnce() {
+    let events = 0;
+    let full = false;
     const batchSize = this.options.batchSize ?? 100;
     for (const model of this.options.models) {
       const docs = await model
         .find({ outboxPending: true }, { outbox: 1 })
         .sort(this.options.sort ?? {})
         .limit(batchSize)
-        .lean<{ _id: unknown; outbox: OutboxEntry[] }[]>();
-      for (const doc of docs) published += await this.publishDocument(model, doc);
+        .lean<PendingDocument[]>();
+      for (const doc of docs) events += await this.publishDocument(model, doc);
+      if (docs.length === batchSize) full = true;
     }
-    return published;
+    return { events, full };
   }
 
-  private async publishDocument(model: AnyModel, doc: { _id: unknown; outbox: OutboxEntry[] }) {
+  /** The notified documents, in the order they were notified; each leaves the queue once out. */
+  private async publishNotified() {
+    let events = 0;
+    for (const [key, { model, id }] of this.notified) {
+      const doc = await model
+        .findById(id, { outbox: 1, outboxPending: 1 })
+        .lean<PendingDocument | null>();
+      if (doc?.outboxPending) events += await this.publishDocument(model, doc);
+      this.notified.delete(key);
+    }
+    return events;
+  }
+
+  private async publishDocument(model: AnyModel, doc: PendingDocument) {
     const entries = doc.outbox ?? [];
     if (entries.length > 0) {
       await this.ensureProducer();
@@ -141,8 +198,8 @@ export class OutboxRelay {
         i = j;
       }
     }
-    // By _id alone: the only filter FerretDB answers from an index (any other scans the whole
-    // collection). Safe because nobody writes an outbox document once its event is in (above).
+    // By _id alone: the filter FerretDB answers from an index. Safe because nobody writes an
+    // outbox document once its event is in (above).
     await model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } });
     return entries.length;
   }
@@ -154,12 +211,21 @@ export class OutboxRelay {
   }
 
   private async run() {
+    const scanIntervalMs = this.options.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS;
     let backoff = 0;
+    let nextScanAt = 0;
     while (this.running) {
-      let published = 0;
+      let more = false;
       try {
         this.woken = false;
-        published = await this.drainOnce();
+        if (this.scanRequested || Date.now() >= nextScanAt) {
+          // Stays requested until a scan gets through (and while batches come back full).
+          this.scanRequested = true;
+          nextScanAt = Date.now() + scanIntervalMs;
+          more = (await this.scanOnce()).full;
+          this.scanRequested = more;
+        }
+        await this.publishNotified();
         if (backoff > 0) this.log.info('outbox relay recovered');
         backoff = 0;
       } catch (err) {
@@ -168,13 +234,16 @@ export class OutboxRelay {
         this.log.warn({ err: (err as Error).message, retryInMs: backoff }, 'outbox publish failed');
       }
       if (!this.running) break;
-      if (published > 0 && backoff === 0) continue;
-      await this.sleep(backoff || (this.options.pollIntervalMs ?? 1_000));
+      if (backoff === 0 && (more || this.notified.size > 0)) continue;
+      this.backingOff = backoff > 0;
+      await this.sleep(backoff || Math.max(0, nextScanAt - Date.now()));
+      this.backingOff = false;
     }
   }
 
+  /** Waits `ms`, or less when poked; after a failure only stop() shortens the wait. */
   private sleep(ms: number) {
-    if (this.woken && ms < MAX_BACKOFF_MS) return Promise.resolve();
+    if (this.woken && !this.backingOff) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
@@ -186,5 +255,10 @@ export class OutboxRelay {
         done();
       };
     });
+  }
+
+  private poke() {
+    this.woken = true;
+    if (!this.backingOff || !this.running) this.wake?.();
   }
 }

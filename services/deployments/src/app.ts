@@ -6,6 +6,7 @@ import {
   pingMongo,
   type InternalClient,
   type Logger,
+  type OutboxNotifier,
 } from '@platform/shared';
 import { deploymentModels } from './deployments/deployments.model';
 import { DeploymentsRepository } from './deployments/deployments.repository';
@@ -20,8 +21,8 @@ export interface AppDeps {
   connection: Connection;
   /** The projects service, asked about ownership before every request. */
   projects: InternalClient;
-  /** Wakes the outbox relay after a write that queued an event. */
-  onEventQueued: () => void;
+  /** Told about every status change written (the outbox relay). */
+  outbox: OutboxNotifier;
   /** Wakes a local pipeline worker (if this process runs one) after a trigger. */
   onDeploymentCreated?: () => void;
 }
@@ -29,10 +30,9 @@ export interface AppDeps {
 export function createDeploymentsService(deps: AppDeps): DeploymentsService {
   const models = deploymentModels(deps.connection);
   return new DeploymentsService({
-    deployments: new DeploymentsRepository(models),
+    deployments: new DeploymentsRepository(models, deps.outbox),
     idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
     assertServiceOwned: serviceOwnership(deps.projects),
-    onEventQueued: deps.onEventQueued,
     onDeploymentCreated: deps.onDeploymentCreated ?? (() => undefined),
   });
 }

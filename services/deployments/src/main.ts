@@ -58,7 +58,7 @@ async function main() {
         concurrency: config.PIPELINE_CONCURRENCY,
         leaseMs: config.PIPELINE_LEASE_SECONDS * 1000,
         killGraceMs: KILL_GRACE_MS,
-        onEventQueued: () => relay.notify(),
+        outbox: relay,
       })
     : undefined;
 
@@ -70,7 +70,7 @@ async function main() {
       baseUrl: config.PROJECTS_URL,
       internalSecret: config.INTERNAL_SECRET,
     }),
-    onEventQueued: () => relay.notify(),
+    outbox: relay,
     onDeploymentCreated: () => worker?.wake(),
   };
   const service = createDeploymentsService(deps);

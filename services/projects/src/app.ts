@@ -6,12 +6,13 @@ import {
   pingMongo,
   type Logger,
   type Metrics,
+  type OutboxNotifier,
 } from '@platform/shared';
 import { internalRouter } from './internal/internal.routes';
 import type { Models } from './models';
 import { createProjectsRepository } from './projects/projects.repository';
 import { projectsRouter } from './projects/projects.routes';
-import { createProjectsService, type OutboxNotifier } from './projects/projects.service';
+import { createProjectsService } from './projects/projects.service';
 import { createServicesRepository } from './services/services.repository';
 import { servicesRouter } from './services/services.routes';
 import { createServicesService } from './services/services.service';
@@ -21,20 +22,19 @@ export interface AppDeps {
   internalSecret: string;
   connection: Connection;
   models: Models;
-  /** The OutboxRelay, woken after every delete. */
+  /** The OutboxRelay, told about every delete's event. */
   outbox: OutboxNotifier;
   metrics?: Metrics;
 }
 
 /** The projects service's HTTP app; main.ts (or a test) listens. */
 export function createApp(deps: AppDeps): Express {
-  const projectsRepository = createProjectsRepository(deps.models.projects);
-  const servicesRepository = createServicesRepository(deps.models.services);
-  const projects = createProjectsService({ projects: projectsRepository, outbox: deps.outbox });
+  const projectsRepository = createProjectsRepository(deps.models.projects, deps.outbox);
+  const servicesRepository = createServicesRepository(deps.models.services, deps.outbox);
+  const projects = createProjectsService({ projects: projectsRepository });
   const services = createServicesService({
     projects: projectsRepository,
     services: servicesRepository,
-    outbox: deps.outbox,
   });
   return createServiceApp({
     logger: deps.logger,

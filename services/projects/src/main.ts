@@ -39,8 +39,8 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
     kafka,
     groupId: config.KAFKA_GROUP_ID,
     connection,
-    projects: createProjectsRepository(models.projects),
-    services: createServicesRepository(models.services),
+    projects: createProjectsRepository(models.projects, relay),
+    services: createServicesRepository(models.services, relay),
     logger,
   });
   lifecycle.onShutdown('deletion consumer', () => consumer.stop());

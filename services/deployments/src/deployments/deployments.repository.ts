@@ -9,6 +9,7 @@ import {
   parseObjectId,
   type CursorPosition,
   type DeploymentStatusChangedEvent,
+  type OutboxNotifier,
 } from '@platform/shared';
 import {
   transitionId,
@@ -119,7 +120,11 @@ async function insertOnce(insert: () => Promise<unknown>): Promise<boolean> {
 }
 
 export class DeploymentsRepository {
-  constructor(private readonly models: DeploymentModels) {}
+  /** `outbox` is told about every status change recorded here (the relay publishes at once). */
+  constructor(
+    private readonly models: DeploymentModels,
+    private readonly outbox: OutboxNotifier,
+  ) {}
 
   /**
    * Inserts a BUILDING deployment, its place in the pipeline's queue and its creation event.
@@ -165,16 +170,18 @@ export class DeploymentsRepository {
    */
   async completeCreation(deployment: Deployment): Promise<void> {
     if (!isFinal(deployment.status)) await this.enqueue(deployment);
-    await this.recordCreation(deployment);
+    if (!(await this.recordCreation(deployment))) {
+      // The earlier try may have stopped before telling the relay.
+      this.outbox.notify(this.models.transitions, transitionId(deployment.id, null));
+    }
   }
 
   /** The creation event (BUILDING, no previous status), unless it is recorded already. */
   async recordCreation(deployment: Deployment): Promise<boolean> {
-    return insertOnce(() =>
-      this.models.transitions.create(
-        transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null),
-      ),
-    );
+    const record = transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null);
+    const recorded = await insertOnce(() => this.models.transitions.create(record));
+    if (recorded) this.outbox.notify(this.models.transitions, record._id);
+    return recorded;
   }
 
   async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
@@ -227,10 +234,10 @@ export class DeploymentsRepository {
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
     const at = new Date();
-    const recorded = await insertOnce(() =>
-      this.models.transitions.create(transitionRecord(current, current.status, to, at, attempt)),
-    );
+    const record = transitionRecord(current, current.status, to, at, attempt);
+    const recorded = await insertOnce(() => this.models.transitions.create(record));
     if (!recorded) return null;
+    this.outbox.notify(this.models.transitions, record._id);
     return {
       ...current,
       status: to,

@@ -10,8 +10,6 @@ export interface DeploymentsServiceDeps {
   deployments: DeploymentsRepository;
   idempotencyKeys: IdempotencyRepository;
   assertServiceOwned: AssertServiceOwned;
-  /** Wakes the outbox relay after a write that queued an event. */
-  onEventQueued: () => void;
   /** Wakes a local pipeline worker so a new deployment starts at once. */
   onDeploymentCreated: () => void;
 }
@@ -103,7 +101,6 @@ export class DeploymentsService {
     for (let attempt = 0; attempt < CANCEL_RETRIES; attempt++) {
       const cancelled = await this.deps.deployments.transition(current, 'CANCELLED');
       if (cancelled) {
-        this.deps.onEventQueued();
         await this.deps.deployments.dequeue(cancelled.id);
         return cancelled;
       }
@@ -144,7 +141,6 @@ export class DeploymentsService {
         throw new Error(`deployment ${id.toHexString()} vanished after a duplicate insert`);
       await this.deps.deployments.completeCreation(created);
     }
-    this.deps.onEventQueued();
     this.deps.onDeploymentCreated();
     return created;
   }

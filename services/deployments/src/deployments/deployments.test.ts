@@ -2,7 +2,6 @@ import { Types } from 'mongoose';
 import { identityHeaders, requestJson } from '@platform/shared/testing';
 import { startHarness, newCommitHash, type Harness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
-import { DeploymentsRepository } from './deployments.repository';
 import type { DeploymentStatus } from './status';
 
 // No pipeline here: deployments stay BUILDING until a test moves them.
@@ -17,7 +16,7 @@ afterAll(async () => {
 
 /** Moves a deployment along as the pipeline would, without running one. */
 async function recordChanges(id: string, ...statuses: DeploymentStatus[]) {
-  const repository = new DeploymentsRepository(h.models);
+  const repository = h.repository;
   for (const status of statuses) {
     const current = await repository.findById(id);
     expect(await repository.transition(current!, status, 1)).not.toBeNull();
@@ -396,7 +395,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
   });
 
   it('records exactly one of a cancel and the pipeline’s next status when they race', async () => {
-    const repository = new DeploymentsRepository(h.models);
+    const repository = h.repository;
     const service = h.projects.addService();
     for (let round = 0; round < 15; round++) {
       const created = await h.api.trigger(service, { commitHash: newCommitHash() });

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { connectMongo } from '@platform/shared';
 import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
 import { deploymentModels } from '../deployments/deployments.model';
-import { DeploymentsRepository } from '../deployments/deployments.repository';
 import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
 import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
 import { PipelineWorker } from './pipeline.worker';
@@ -57,7 +56,7 @@ describe('a pipeline worker that stops without finishing', () => {
       ...testPipelineOptions(),
       models: deploymentModels(connectionA),
       logger: testLogger(),
-      onEventQueued: () => undefined,
+      outbox: { notify: () => undefined },
       buildCommand: LONG_STEP,
       commandEnv: commandEnv(),
       leaseMs: LEASE_MS,
@@ -117,7 +116,7 @@ describe('a pipeline worker that stops without finishing', () => {
     // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
     const leaseUntil = new Date(Date.now() + 500);
     await abandonedBy('a-worker-that-was-killed', id, 1, leaseUntil);
-    const repository = new DeploymentsRepository(h.models);
+    const repository = h.repository;
     expect(
       await repository.transition((await repository.findById(id))!, 'DEPLOYING', 1),
     ).not.toBeNull();

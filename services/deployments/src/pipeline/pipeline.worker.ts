@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from '@platform/shared';
+import type { Logger, OutboxNotifier } from '@platform/shared';
 import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
 import { isFinal, type DeploymentStatus } from '../deployments/status';
@@ -28,8 +28,8 @@ export interface PipelineWorkerOptions {
   killGraceMs?: number;
   /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
   maxAttempts?: number;
-  /** Called after a status change was recorded (wakes the outbox relay). */
-  onEventQueued: () => void;
+  /** Told about every status change recorded (the outbox relay). */
+  outbox: OutboxNotifier;
 }
 
 type Step = 'build' | 'deploy';
@@ -81,7 +81,7 @@ export class PipelineWorker {
       },
       workerId: this.workerId,
       pipeline: new PipelineRepository(models),
-      deployments: new DeploymentsRepository(models),
+      deployments: new DeploymentsRepository(models, options.outbox),
       logger: options.logger.child({ component: 'pipeline', workerId: this.workerId }),
     };
   }
@@ -158,7 +158,7 @@ export class PipelineWorker {
       await pipeline.release(lease, deployment.logs, false);
       return false;
     }
-    if (await deployments.recordCreation(deployment)) options.onEventQueued();
+    await deployments.recordCreation(deployment);
     this.launch(deployment, lease);
     return true;
   }
@@ -367,7 +367,6 @@ class DeploymentRun {
     const updated = await this.recordChange(to);
     if (!updated) return false;
     this.deployment = updated;
-    this.context.options.onEventQueued();
     if (to === 'DEPLOYED')
       await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ status: to }, 'deployment moved on');
@@ -378,7 +377,6 @@ class DeploymentRun {
     this.log.line(message);
     const updated = await this.recordChange('FAILED');
     if (!updated) return;
-    this.context.options.onEventQueued();
     await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ reason: message }, 'deployment failed');
   }

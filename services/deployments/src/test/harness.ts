@@ -2,6 +2,7 @@ import type { Kafka } from 'kafkajs';
 import {
   OutboxRelay,
   type DeploymentStatusChangedEvent,
+  type OutboxNotifier,
   connectMongo,
   createInternalClient,
   createKafka,
@@ -27,11 +28,12 @@ import {
   type LeaseDoc,
   type TransitionDoc,
 } from '../deployments/deployments.model';
+import { DeploymentsRepository } from '../deployments/deployments.repository';
 import type { DeploymentStatus } from '../deployments/status';
 import { PipelineWorker, type PipelineWorkerOptions } from '../pipeline/pipeline.worker';
 import { startProjectsStub, type OwnedService } from './projects-stub';
 
-export type PipelineOverrides = Partial<Omit<PipelineWorkerOptions, 'models' | 'onEventQueued'>>;
+export type PipelineOverrides = Partial<Omit<PipelineWorkerOptions, 'models' | 'outbox'>>;
 
 export interface HarnessOptions {
   /** Run a pipeline worker in the test process (false: deployments stay BUILDING). */
@@ -43,7 +45,7 @@ export interface HarnessOptions {
 /** Fast defaults: real processes and timings, scaled down. */
 export const testPipelineOptions = (): Omit<
   PipelineWorkerOptions,
-  'models' | 'logger' | 'onEventQueued'
+  'models' | 'logger' | 'outbox'
 > => ({
   buildCommand: 'echo "building $COMMIT_HASH"; sleep 0.2',
   deployCommand: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
@@ -85,17 +87,17 @@ export async function startHarness(options: HarnessOptions = {}) {
       producer: createProducer(kafka),
       models: [models.transitions],
       logger,
-      pollIntervalMs: 200,
     });
     relay.start();
   }
-  const onEventQueued = () => relay?.notify();
+  // Without a relay, events stay in the transitions (tests read them there).
+  const outbox: OutboxNotifier = relay ?? { notify: () => undefined };
 
   const newWorker = (overrides: PipelineOverrides = {}) =>
     new PipelineWorker({
       models,
       logger,
-      onEventQueued,
+      outbox,
       ...testPipelineOptions(),
       ...overrides,
     });
@@ -107,7 +109,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     internalSecret: TEST_INTERNAL_SECRET,
     connection,
     projects: createInternalClient({ baseUrl: projects.url, internalSecret: TEST_INTERNAL_SECRET }),
-    onEventQueued,
+    outbox,
     onDeploymentCreated: () => worker?.wake(),
   };
   const service = createDeploymentsService(deps);
@@ -125,6 +127,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     service,
     api,
     newWorker,
+    /** The repository as the service and pipeline use it (status changes reach the relay). */
+    repository: new DeploymentsRepository(models, outbox),
     /** The stored document, as the API left it. */
     async document(id: string): Promise<DeploymentDoc | null> {
       return models.deployments.findById(id).lean<DeploymentDoc>();

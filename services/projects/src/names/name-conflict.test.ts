@@ -18,6 +18,9 @@ beforeAll(async () => {
   await syncIndexes([models.projects]);
 });
 
+/** Nothing here writes an event. */
+const NO_RELAY = { notify: () => undefined };
+
 afterAll(async () => {
   await connection?.dropDatabase();
   await connection?.close();
@@ -26,7 +29,7 @@ afterAll(async () => {
 // Against the real server: what it answers is exactly what this has to recognise.
 describe('isUniqueViolation', () => {
   it('recognises an insert that breaks the unique name index', async () => {
-    const projects = createProjectsRepository(models.projects);
+    const projects = createProjectsRepository(models.projects, NO_RELAY);
     const accountId = uniqueName('account');
     await projects.insert({ accountId, name: 'dup', description: '' });
 
@@ -38,7 +41,7 @@ describe('isUniqueViolation', () => {
   });
 
   it('recognises an update that breaks the unique name index, as FerretDB reports it', async () => {
-    const projects = createProjectsRepository(models.projects);
+    const projects = createProjectsRepository(models.projects, NO_RELAY);
     const accountId = uniqueName('account');
     await projects.insert({ accountId, name: 'first', description: '' });
     const second = await projects.insert({ accountId, name: 'second', description: '' });

@@ -6,6 +6,7 @@ import {
   withOutbox,
   type CursorPosition,
   type OutboxEntry,
+  type OutboxNotifier,
 } from '@platform/shared';
 import { deletedNameKeyOf, nameKeyOf } from '../names/name-key';
 import type { ProjectModel } from './projects.model';
@@ -48,7 +49,8 @@ const toProject = (doc: StoredProject): Project => ({
 const live = (accountId: string, id?: Types.ObjectId) =>
   id ? { _id: id, accountId, deletedAt: null } : { accountId, deletedAt: null };
 
-export function createProjectsRepository(model: ProjectModel) {
+/** `outbox` is told about every event written here (the relay publishes it at once). */
+export function createProjectsRepository(model: ProjectModel, outbox: OutboxNotifier) {
   return {
     /** Rejects with a duplicate-key error when the account already has a project of that name. */
     async insert(fields: {
@@ -138,7 +140,9 @@ export function createProjectsRepository(model: ProjectModel) {
         event,
       );
       const result = await model.updateOne(live(accountId, id), update);
-      return result.matchedCount === 1;
+      if (result.matchedCount !== 1) return false;
+      outbox.notify(model, id);
+      return true;
     },
 
     /** The end of the cascade: removes a project that was marked deleted, never a live one. */

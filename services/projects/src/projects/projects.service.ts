@@ -17,18 +17,10 @@ import type { CreateProjectBody, UpdateProjectBody } from './projects.schemas';
 /** contracts.md, Validation: a quota of 1,000 projects per account. */
 export const PROJECTS_PER_ACCOUNT = 1_000;
 
-/** The part of OutboxRelay a writer needs: "publish what I just queued, now". */
-export interface OutboxNotifier {
-  notify(): void;
-}
-
 const nameTaken = (name: string) => conflict(`A project named "${name}" already exists.`);
 
-export function createProjectsService(deps: {
-  projects: ProjectsRepository;
-  outbox: OutboxNotifier;
-}) {
-  const { projects, outbox } = deps;
+export function createProjectsService(deps: { projects: ProjectsRepository }) {
+  const { projects } = deps;
 
   /** The caller's live project, or 404 for a missing, deleted, malformed or foreign id alike. */
   async function getProject(accountId: string, projectId: string): Promise<Project> {
@@ -98,7 +90,6 @@ export function createProjectsService(deps: {
       outboxEntry(TOPICS.projectDeleted, event.projectId, event),
     );
     if (!deleted) throw notFound('Project');
-    outbox.notify();
   }
 
   return { getProject, listProjects, createProject, updateProject, deleteProject };

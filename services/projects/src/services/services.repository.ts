@@ -6,6 +6,7 @@ import {
   withOutbox,
   type CursorPosition,
   type OutboxEntry,
+  type OutboxNotifier,
 } from '@platform/shared';
 import { deletedNameKeyOf, nameKeyOf } from '../names/name-key';
 import type { ServiceModel } from './services.model';
@@ -47,7 +48,8 @@ const toService = (doc: StoredService): Service => ({
 const live = (projectId: Types.ObjectId, id?: Types.ObjectId) =>
   id ? { _id: id, projectId, deletedAt: null } : { projectId, deletedAt: null };
 
-export function createServicesRepository(model: ServiceModel) {
+/** `outbox` is told about every event written here (the relay publishes it at once). */
+export function createServicesRepository(model: ServiceModel, outbox: OutboxNotifier) {
   return {
     /** Rejects with a duplicate-key error when the project already has a service of that name. */
     async insert(fields: {
@@ -130,7 +132,9 @@ export function createServicesRepository(model: ServiceModel) {
         event,
       );
       const result = await model.updateOne(live(projectId, id), update);
-      return result.matchedCount === 1;
+      if (result.matchedCount !== 1) return false;
+      outbox.notify(model, id);
+      return true;
     },
 
     /** Removes one service document outright (a create that lost the race with its project's delete). */

@@ -13,7 +13,6 @@ import {
 import type { Types } from 'mongoose';
 import { isUniqueViolation } from '../names/name-conflict';
 import type { ProjectsRepository } from '../projects/projects.repository';
-import type { OutboxNotifier } from '../projects/projects.service';
 import type { Service, ServicesRepository } from './services.repository';
 import type { CreateServiceBody, UpdateServiceBody } from './services.schemas';
 
@@ -26,9 +25,8 @@ const nameTaken = (name: string) =>
 export function createServicesService(deps: {
   projects: ProjectsRepository;
   services: ServicesRepository;
-  outbox: OutboxNotifier;
 }) {
-  const { projects, services, outbox } = deps;
+  const { projects, services } = deps;
 
   /** Every route here sits under a project: a missing, deleted or foreign one hides its services. */
   async function requireProject(accountId: string, projectId: string): Promise<Types.ObjectId> {
@@ -133,7 +131,6 @@ export function createServicesService(deps: {
       outboxEntry(TOPICS.serviceDeleted, event.serviceId, event),
     );
     if (!deleted) throw notFound('Service');
-    outbox.notify();
   }
 
   return { getService, listServices, createService, renameService, deleteService };

@@ -58,7 +58,6 @@ export async function startTestApp(options: { deletionConsumer?: boolean } = {})
     producer: createProducer(kafka),
     models: [models.projects, models.services],
     logger,
-    pollIntervalMs: 200,
   });
   relay.start();
 
@@ -67,8 +66,8 @@ export async function startTestApp(options: { deletionConsumer?: boolean } = {})
         kafka,
         groupId: uniqueName('projects-test'),
         connection,
-        projects: createProjectsRepository(models.projects),
-        services: createServicesRepository(models.services),
+        projects: createProjectsRepository(models.projects, relay),
+        services: createServicesRepository(models.services, relay),
         logger,
         // Other files' deletions already on the topics are none of this file's business.
         fromBeginning: false,
