@@ -1,22 +1,22 @@
 /**
- * Why `_id` lookups scan on the local database, and what one line of FerretDB changes.
+ * Why `_id` lookups scanned on the local database, and what our FerretDB patch changes.
  *
- * FerretDB 1.24's SQLite backend hands `{ _id: value }` to SQLite as
+ * FerretDB 1.24's SQLite backend, as released, hands `{ _id: value }` to SQLite as
  * `WHERE _ferretdb_sjson->'$._id' = ?` (metadata.IDColumn), while it builds the `_id_` index on
  * `_ferretdb_sjson->"_id"`. SQLite matches index expressions by their text, so the index is never
  * used: every "pushed down" `_id` lookup reads the whole table (EXPLAIN QUERY PLAN: SCAN).
+ * scripts/infra builds FerretDB with scripts/infra/ferretdb/patches/ applied, which fixes that.
  *
- * This builds FerretDB 1.24 (the module scripts/infra/ferretdb uses, from the Go module cache,
- * into a temporary directory) with IDColumn set to the index's own expression, runs it on
- * 127.0.0.1:27047 beside the benchmark's FerretDB as built, writes the same documents into a
- * scratch database of each and times `findOne({ _id })`, the deployments list query, and their
- * plans; then builds list pages from `_id` reads alone (measurePage), the list shape FerretDB
- * could serve without scanning once `_id` is indexed, on both servers.
+ * This builds FerretDB 1.24 as released (the module scripts/infra/ferretdb uses, without our
+ * patches, into a temporary directory), runs it on 127.0.0.1:27047 beside the benchmark's
+ * FerretDB as scripts/infra builds it (patched), writes the same documents into a scratch
+ * database of each and times `findOne({ _id })`, the deployments list query, and their plans;
+ * then builds list pages from `_id` reads alone (measurePage) on both servers.
  * Nothing in the repository or the running servers is changed; the build, its data and
  * the scratch databases are removed at the end. Needs Go (scripts/infra already does).
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,46 +31,41 @@ import { connectMongo } from './lib/stores';
 const run = promisify(execFile);
 const FERRETDB = 'github.com/FerretDB/FerretDB';
 const VERSION = 'v1.24.0';
-const PATCHED_PORT = 27047;
+const RELEASED_PORT = 27047;
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 const LOOKUPS = intEnv('BENCH_LOOKUPS', 50);
 const PAGE_SIZE = intEnv('BENCH_PAGE_DEPLOYMENTS', 100_000);
 const DEPTH = intEnv('BENCH_DEPTH', 50_000);
-const AS_BUILT = 'IDColumn = DefaultColumn + "->\'$._id\'"';
+const AS_RELEASED = 'IDColumn = DefaultColumn + "->\'$._id\'"';
 const PATCHED = 'IDColumn = DefaultColumn + `->"_id"`';
 
 /** Go's module cache path of a module (upper-case letters escaped as !lower). */
 const escaped = (module: string) => module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
 
-async function buildPatched(work: string): Promise<string> {
+/** FerretDB as released: our wrapper program without scripts/infra's patches and `replace`. */
+async function buildReleased(work: string): Promise<string> {
   const wrapper = path.join(REPO_ROOT, 'scripts/infra/ferretdb');
   const build = path.join(work, 'ferretdb-dev');
   cpSync(wrapper, build, { recursive: true });
-  const { stdout } = await run('go', ['env', 'GOMODCACHE'], { cwd: build });
-  let source = path.join(stdout.trim(), `${escaped(FERRETDB)}@${VERSION}`);
+  const metadata = path.join(
+    (await run('go', ['env', 'GOMODCACHE'], { cwd: build })).stdout.trim(),
+    `${escaped(FERRETDB)}@${VERSION}`,
+    'internal/backends/sqlite/metadata/metadata.go',
+  );
   try {
-    readFileSync(path.join(source, 'go.mod'));
+    readFileSync(metadata);
   } catch {
     say(`downloading ${FERRETDB}@${VERSION} (Go module proxy)`);
     await run('go', ['mod', 'download', `${FERRETDB}@${VERSION}`], { cwd: build });
-    source = path.join(stdout.trim(), `${escaped(FERRETDB)}@${VERSION}`);
   }
-  const patchedSource = path.join(work, 'ferretdb-src');
-  cpSync(source, patchedSource, { recursive: true });
-  await run('chmod', ['-R', 'u+w', patchedSource]);
-  const metadata = path.join(patchedSource, 'internal/backends/sqlite/metadata/metadata.go');
-  const text = readFileSync(metadata, 'utf8');
-  if (!text.includes(AS_BUILT))
+  if (!readFileSync(metadata, 'utf8').includes(AS_RELEASED))
     throw new Error(`${metadata}: the IDColumn line is not as expected`);
-  writeFileSync(metadata, text.replace(AS_BUILT, PATCHED));
-  writeFileSync(
-    path.join(build, 'go.mod'),
-    `${readFileSync(path.join(build, 'go.mod'), 'utf8')}\nreplace ${FERRETDB} => ${patchedSource}\n`,
-  );
-  copyFileSync(path.join(wrapper, 'go.sum'), path.join(build, 'go.sum'));
-  say('building the patched FerretDB');
-  const binary = path.join(work, 'ferretdb-patched');
-  await run('go', ['build', '-mod=mod', '-o', binary, '.'], { cwd: build, timeout: 600_000 });
+  say('building FerretDB as released');
+  const binary = path.join(work, 'ferretdb-released');
+  await run('go', ['build', '-mod=readonly', '-o', binary, '.'], {
+    cwd: build,
+    timeout: 600_000,
+  });
   return binary;
 }
 
@@ -209,25 +204,25 @@ async function measurePage(label: string, url: string, size: number, samples: nu
 
 main('ferretdb-id-lookup', 1800, async () => {
   const env = infraEnv();
-  const asBuiltPort = env.MONGO_PORT ?? '27017';
+  const patchedPort = env.MONGO_PORT ?? '27017';
   const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
   const infraOptions = { env: { ...process.env, ...env }, timeout: 120_000 };
   let startedMongo = false;
   try {
     await run('bash', [infra, 'status', 'mongo'], infraOptions);
   } catch {
-    say('starting the benchmark FerretDB (as built)');
+    say('starting the benchmark FerretDB (patched, as scripts/infra builds it)');
     await run('bash', [infra, 'start', 'mongo'], infraOptions);
     startedMongo = true;
   }
   const work = mkdtempSync(path.join(os.tmpdir(), 'bench-ferretdb-'));
-  const binary = await buildPatched(work);
+  const binary = await buildReleased(work);
   const server = spawn(
     binary,
     [
       'serve',
       '-listen-addr',
-      `127.0.0.1:${PATCHED_PORT}`,
+      `127.0.0.1:${RELEASED_PORT}`,
       '-sqlite-dir',
       path.join(work, 'data'),
       '-log-level',
@@ -239,25 +234,33 @@ main('ferretdb-id-lookup', 1800, async () => {
   try {
     await waitFor(
       async () =>
-        run(binary, ['ping', '-url', `mongodb://127.0.0.1:${PATCHED_PORT}/`]).then(
+        run(binary, ['ping', '-url', `mongodb://127.0.0.1:${RELEASED_PORT}/`]).then(
           () => true,
           () => false,
         ),
-      { timeoutMs: 30_000, what: 'the patched FerretDB' },
+      { timeoutMs: 30_000, what: 'FerretDB as released' },
     );
-    const results: Record<string, unknown[]> = { asBuilt: [], patched: [] };
+    const results: Record<string, unknown[]> = { asReleased: [], patched: [] };
     for (const size of SIZES) {
-      results.asBuilt!.push(await measure('as built', `mongodb://127.0.0.1:${asBuiltPort}`, size));
-      results.patched!.push(await measure('patched', `mongodb://127.0.0.1:${PATCHED_PORT}`, size));
+      results.asReleased!.push(
+        await measure('as released', `mongodb://127.0.0.1:${RELEASED_PORT}`, size),
+      );
+      results.patched!.push(await measure('patched', `mongodb://127.0.0.1:${patchedPort}`, size));
     }
     const pages = {
-      asBuilt: await measurePage('as built', `mongodb://127.0.0.1:${asBuiltPort}`, PAGE_SIZE, 2),
-      patched: await measurePage('patched', `mongodb://127.0.0.1:${PATCHED_PORT}`, PAGE_SIZE, 10),
+      asReleased: await measurePage(
+        'as released',
+        `mongodb://127.0.0.1:${RELEASED_PORT}`,
+        PAGE_SIZE,
+        2,
+      ),
+      patched: await measurePage('patched', `mongodb://127.0.0.1:${patchedPort}`, PAGE_SIZE, 10),
     };
     writeResults('ferretdb-id-lookup', {
       change: {
         file: `${FERRETDB}@${VERSION} internal/backends/sqlite/metadata/metadata.go`,
-        from: AS_BUILT,
+        patch: 'scripts/infra/ferretdb/patches/sqlite-id-index.patch',
+        from: AS_RELEASED,
         to: PATCHED,
       },
       lookups: LOOKUPS,
