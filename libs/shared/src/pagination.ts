@@ -18,12 +18,17 @@ export type ListQuery = z.infer<typeof listQuery>;
 export interface CursorPosition {
   createdAt: Date;
   id: string;
+  /**
+   * The item's place (≥ 1) in a sequence its list keeps itself (the deployments' timeline), for
+   * lists that page by it rather than by createdAt and id. Absent otherwise.
+   */
+  seq?: number;
 }
 
 export function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id])).toString(
-    'base64url',
-  );
+  const fields: unknown[] = [position.createdAt.getTime(), position.id];
+  if (position.seq !== undefined) fields.push(position.seq);
+  return Buffer.from(JSON.stringify(fields)).toString('base64url');
 }
 
 /** A cursor that was not made by encodeCursor is a validation error, not a 500. */
@@ -32,12 +37,16 @@ export function decodeCursor(cursor: string): CursorPosition | null {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (
       Array.isArray(value) &&
-      value.length === 2 &&
+      (value.length === 2 || value.length === 3) &&
       Number.isSafeInteger(value[0]) &&
       typeof value[1] === 'string' &&
       /^[0-9a-f]{24}$/.test(value[1])
     ) {
-      return { createdAt: new Date(value[0] as number), id: value[1] };
+      const position: CursorPosition = { createdAt: new Date(value[0] as number), id: value[1] };
+      if (value.length === 2) return position;
+      if (Number.isSafeInteger(value[2]) && (value[2] as number) >= 1) {
+        return { ...position, seq: value[2] as number };
+      }
     }
   } catch {
     // fall through
@@ -69,15 +78,16 @@ export function afterCursorFilter(
 export const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
 /**
- * Given `limit + 1` rows fetched in NEWEST_FIRST order, returns the page and the cursor of the
- * next one (absent on the last page).
+ * Given `limit + 1` rows fetched in the list's order (NEWEST_FIRST), returns the page and the
+ * cursor of the next one (absent on the last page): the last item's position, by default its
+ * createdAt and id.
  */
 export function toPage<T extends { id: string; createdAt: Date }>(
   rows: T[],
   limit: number,
+  positionOf: (row: T) => CursorPosition = (row) => ({ createdAt: row.createdAt, id: row.id }),
 ): { items: T[]; nextCursor?: string } {
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
-  const last = items[items.length - 1]!;
-  return { items, nextCursor: encodeCursor({ createdAt: last.createdAt, id: last.id }) };
+  return { items, nextCursor: encodeCursor(positionOf(items[items.length - 1]!)) };
 }

@@ -14,8 +14,10 @@ import type { DeploymentStatus } from './status';
  *   by the worker that inserted it;
  * - the deployment document is written once by the API (insert), then only its logs, by the
  *   worker holding its lease;
- * - the queue lists the deployments still to run, so the pipeline never scans all of them.
- * The hot paths (heartbeat, get) read by _id only.
+ * - the queue lists the deployments still to run, so the pipeline never scans all of them;
+ * - a service's list is its timeline: insert-only entries keyed `<service>:<sequence>`, read by
+ *   _id (see deployments.timeline.ts).
+ * The hot paths (heartbeat, get, list) read by _id only.
  */
 
 export interface DeploymentDoc {
@@ -27,6 +29,11 @@ export interface DeploymentDoc {
   commitMessage: string;
   logs: string;
   createdAt: Date;
+  /**
+   * Its place in the service's timeline (the entry `timelineEntryId(serviceId, timelineSeq)`).
+   * Set at insert and never updated: the list trusts an entry only when they agree.
+   */
+  timelineSeq: number;
 }
 
 const deploymentSchema = new Schema<DeploymentDoc>(
@@ -38,11 +45,11 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     commitMessage: { type: String, default: '' },
     logs: { type: String, default: '' },
     createdAt: { type: Date, required: true },
+    timelineSeq: { type: Number, required: true },
   },
   { collection: 'deployments', versionKey: false },
 );
-// A service's deployments, newest first (the list and its cursor).
-deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
+// No { serviceId, createdAt } index: the list reads the service's timeline by _id instead.
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
 
@@ -82,6 +89,67 @@ const transitionSchema = new Schema<TransitionDoc>(
 );
 transitionSchema.add(outboxFields);
 transitionSchema.index({ projectId: 1, serviceId: 1 });
+
+/** Digits of a timeline sequence in its _id, so the keys of one service also sort as text. */
+const TIMELINE_SEQ_DIGITS = 12;
+
+/** `<service>:<sequence, zero-padded>`: the service's deployment number `seq` (from 1). */
+export const timelineEntryId = (serviceId: string, seq: number) =>
+  `${serviceId}:${String(seq).padStart(TIMELINE_SEQ_DIGITS, '0')}`;
+
+/**
+ * One place in a service's list of deployments, newest = highest `seq`. Insert-only: inserting
+ * it is what allocates the sequence number (a duplicate _id means the number is taken).
+ */
+export interface TimelineEntryDoc {
+  /** timelineEntryId(serviceId, seq) */
+  _id: string;
+  seq: number;
+  deploymentId: string;
+  accountId: string;
+  projectId: string;
+  serviceId: string;
+  /** The deployment's createdAt, later than the previous entry's (the list's order). */
+  createdAt: Date;
+}
+
+const timelineEntrySchema = new Schema<TimelineEntryDoc>(
+  {
+    _id: { type: String, required: true },
+    seq: { type: Number, required: true },
+    deploymentId: { type: String, required: true },
+    accountId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    serviceId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'deployment_timeline', versionKey: false },
+);
+// project.deleted and service.deleted remove a project's or a service's entries.
+timelineEntrySchema.index({ projectId: 1, serviceId: 1 });
+
+/**
+ * Where a service's timeline ended when last looked: only a hint of where to start probing
+ * (it may lag; it never runs ahead of an inserted entry).
+ */
+export interface TimelineHeadDoc {
+  /** The service id. */
+  _id: string;
+  accountId: string;
+  projectId: string;
+  seq: number;
+}
+
+const timelineHeadSchema = new Schema<TimelineHeadDoc>(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    seq: { type: Number, required: true },
+  },
+  { collection: 'deployment_timeline_heads', versionKey: false },
+);
+timelineHeadSchema.index({ projectId: 1 });
 
 /** `<deployment>#<attempt>`. */
 export const leaseId = (deploymentId: string, attempt: number) => `${deploymentId}#${attempt}`;
@@ -164,6 +232,8 @@ export interface DeploymentModels {
   leases: Model<LeaseDoc>;
   queue: Model<QueueEntryDoc>;
   idempotencyKeys: Model<IdempotencyKeyDoc>;
+  timeline: Model<TimelineEntryDoc>;
+  timelineHeads: Model<TimelineHeadDoc>;
 }
 
 function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
@@ -178,6 +248,8 @@ export function deploymentModels(connection: Connection): DeploymentModels {
     leases: modelOf(connection, 'DeploymentLease', leaseSchema),
     queue: modelOf(connection, 'DeploymentQueueEntry', queueEntrySchema),
     idempotencyKeys: modelOf(connection, 'IdempotencyKey', idempotencyKeySchema),
+    timeline: modelOf(connection, 'DeploymentTimelineEntry', timelineEntrySchema),
+    timelineHeads: modelOf(connection, 'DeploymentTimelineHead', timelineHeadSchema),
   };
 }
 

@@ -1,13 +1,10 @@
 import { Types } from 'mongoose';
 import {
-  NEWEST_FIRST,
   TOPICS,
-  afterCursorFilter,
   isDuplicateKeyError,
   newEvent,
   outboxEntry,
   parseObjectId,
-  type CursorPosition,
   type DeploymentStatusChangedEvent,
   type OutboxNotifier,
 } from '@platform/shared';
@@ -15,8 +12,10 @@ import {
   transitionId,
   type DeploymentDoc,
   type DeploymentModels,
+  type TimelineEntryDoc,
   type TransitionDoc,
 } from './deployments.model';
+import { DeploymentTimeline, descendingSeqs } from './deployments.timeline';
 import {
   assertTransitionAllowed,
   isFinal,
@@ -54,7 +53,20 @@ export interface NewDeployment extends ServiceRef {
   createdAt: Date;
 }
 
+/** A deployment as a list gives it: with its place in the service's timeline (the cursor). */
+export type ListedDeployment = Deployment & { timelineSeq: number };
+
 type DeploymentFields = Omit<Deployment, 'status' | 'statusChangedAt' | 'deployedAt'>;
+
+/**
+ * The statuses a deployment can leave: a change is recorded under `transitionId(id, left)`, so
+ * these keys are every change that can exist (the creation, `:created`, is BUILDING at
+ * createdAt, which resolveStatus starts from anyway).
+ */
+const LEFT_STATUSES: readonly DeploymentStatus[] = ['BUILDING', 'DEPLOYING'];
+
+/** Timeline entries read at least per further step down a list (past skipped entries). */
+const MIN_LIST_BATCH = 8;
 
 const fieldsOf = (doc: DeploymentDoc): DeploymentFields => ({
   id: doc._id.toHexString(),
@@ -120,28 +132,41 @@ async function insertOnce(insert: () => Promise<unknown>): Promise<boolean> {
 }
 
 export class DeploymentsRepository {
+  readonly timeline: DeploymentTimeline;
+
   /** `outbox` is told about every status change recorded here (the relay publishes at once). */
   constructor(
     private readonly models: DeploymentModels,
     private readonly outbox: OutboxNotifier,
-  ) {}
+  ) {
+    this.timeline = new DeploymentTimeline(models);
+  }
 
   /**
-   * Inserts a BUILDING deployment, its place in the pipeline's queue and its creation event.
-   * Returns null when a deployment with this id exists already (a repeated idempotent request).
+   * Inserts a BUILDING deployment: its timeline entry, its place in the pipeline's queue, the
+   * document, its creation event, in that order (no transactions: each step is one insert, and
+   * whatever a crash leaves between them is harmless, see below). The entry gives the list
+   * position and the createdAt (`fields.createdAt`, or just after the service's previous
+   * deployment when that is later). Returns null when a deployment with this id exists already
+   * (a repeated idempotent request).
    */
   async insertBuilding(fields: NewDeployment): Promise<Deployment | null> {
+    const id = fields.id.toHexString();
+    // Entry first: the document is inserted knowing its place and never updated for it. An
+    // entry whose document never comes (a crash, or a racing repeat that lost the insert below)
+    // is skipped by the list, because no deployment points back at it.
+    const place = await this.timeline.append(fields, id, fields.createdAt);
     const deployment: Deployment = {
-      id: fields.id.toHexString(),
+      id,
       accountId: fields.accountId,
       projectId: fields.projectId,
       serviceId: fields.serviceId,
       commitHash: fields.commitHash,
       commitMessage: fields.commitMessage,
       logs: '',
-      createdAt: fields.createdAt,
+      createdAt: place.createdAt,
       status: 'BUILDING',
-      statusChangedAt: fields.createdAt,
+      statusChangedAt: place.createdAt,
       deployedAt: null,
     };
     // Queued first: a deployment is never without its way to the pipeline (a queue entry whose
@@ -157,6 +182,7 @@ export class DeploymentsRepository {
         commitMessage: deployment.commitMessage,
         logs: '',
         createdAt: deployment.createdAt,
+        timelineSeq: place.seq,
       }),
     );
     if (!inserted) return null;
@@ -186,7 +212,7 @@ export class DeploymentsRepository {
 
   async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
     const doc = await this.models.deployments.findById(id).lean<DeploymentDoc>();
-    return doc ? this.withStatus(fieldsOf(doc)) : null;
+    return doc ? (await this.withStatuses([fieldsOf(doc)]))[0]! : null;
   }
 
   /** A deployment only when it belongs to this service of this project and account. */
@@ -196,30 +222,93 @@ export class DeploymentsRepository {
       .findById(parseObjectId(id, 'Deployment'))
       .lean<DeploymentDoc>();
     if (!doc || !belongsTo(doc, ref)) return null;
-    const deployment = await this.withStatus(fieldsOf(doc));
+    const [deployment] = await this.withStatuses([fieldsOf(doc)]);
     // The pipeline writes the logs before each status change, so logs read after the status
     // are at least as new as it; the first read may predate a change that landed meanwhile.
     const latest = await this.models.deployments
       .findById(doc._id, { logs: 1 })
       .lean<Pick<DeploymentDoc, 'logs'>>();
-    return { ...deployment, logs: latest?.logs ?? deployment.logs };
+    return { ...deployment!, logs: latest?.logs ?? deployment!.logs };
   }
 
-  /** Newest first; fetches `limit + 1` so the caller knows whether more remain. */
+  /** The timeline place of a deployment of this service; null when it is not one. */
+  async timelineSeqOf(ref: ServiceRef, id: string): Promise<number | null> {
+    const doc = await this.models.deployments
+      .findById(parseObjectId(id, 'Deployment'), { logs: 0 })
+      .lean<DeploymentDoc>();
+    return doc && belongsTo(doc, ref) && typeof doc.timelineSeq === 'number'
+      ? doc.timelineSeq
+      : null;
+  }
+
+  /**
+   * Newest first: up to `limit + 1` deployments, so the caller knows whether more remain; only
+   * those below timeline place `belowSeq` when given (the cursor). Every read names _ids, so a
+   * page costs the same at any depth and any size of service or collection: the timeline
+   * entries (one `$in`; the first page finds the end of the timeline from its head), their
+   * deployments (one `$in`), their status changes (one `$in`). Entries that do not count are
+   * skipped, and the next keys down read, until the page is full or the timeline ends.
+   */
   async listInService(
     ref: ServiceRef,
     limit: number,
-    after?: CursorPosition,
-  ): Promise<Deployment[]> {
-    const filter = after
-      ? { ...ref, ...afterCursorFilter(after, (id) => new Types.ObjectId(id)) }
-      : { ...ref };
-    const docs = await this.models.deployments
-      .find(filter, { logs: 0 })
-      .sort(NEWEST_FIRST)
-      .limit(limit + 1)
-      .lean<DeploymentDoc[]>();
-    return Promise.all(docs.map((doc) => this.withStatus(fieldsOf(doc))));
+    belowSeq?: number,
+  ): Promise<ListedDeployment[]> {
+    const want = limit + 1;
+    let next: number;
+    let known = new Map<number, TimelineEntryDoc>();
+    if (belowSeq === undefined) {
+      // Reading the end also reads the keys just below the head: usually the whole page.
+      const end = await this.timeline.end(ref.serviceId, want);
+      next = end.seq;
+      known = end.seen;
+    } else {
+      next = belowSeq - 1;
+    }
+    const rows: Array<DeploymentFields & { timelineSeq: number }> = [];
+    let batch = want;
+    while (rows.length < want && next >= 1) {
+      const seqs = descendingSeqs(next, next - batch + 1);
+      const unread = seqs.filter((seq) => !known.has(seq));
+      for (const entry of await this.timeline.entries(ref.serviceId, unread)) {
+        known.set(entry.seq, entry);
+      }
+      const entries = seqs.flatMap((seq) => known.get(seq) ?? []);
+      // A service's entries have no holes (see deployments.timeline.ts): none here, none below.
+      if (entries.length === 0) break;
+      const docs = await this.deploymentsQuery(entries.map((e) => e.deploymentId)).lean<
+        DeploymentDoc[]
+      >();
+      const byId = new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
+      for (const entry of entries) {
+        const doc = byId.get(entry.deploymentId);
+        // An entry counts only when its deployment exists and points back at it: not one left
+        // by a trigger that stopped before inserting the deployment, nor one a repeat of the
+        // same idempotent request made and lost (the deployment names the winner's entry).
+        if (!doc || doc.timelineSeq !== entry.seq || !belongsTo(doc, ref)) continue;
+        rows.push({ ...fieldsOf(doc), timelineSeq: entry.seq });
+        if (rows.length === want) break;
+      }
+      next = seqs[seqs.length - 1]! - 1;
+      batch = Math.max(MIN_LIST_BATCH, 2 * (want - rows.length));
+    }
+    return this.withStatuses(rows);
+  }
+
+  /** A list's deployments by _id, without their logs (exposed so its plan can be checked). */
+  deploymentsQuery(ids: readonly string[]) {
+    return this.models.deployments.find(
+      { _id: { $in: ids.map((id) => new Types.ObjectId(id)) } },
+      { logs: 0 },
+    );
+  }
+
+  /** Every status change the deployments can have, by _id (exposed so its plan can be checked). */
+  statusChangesQuery(ids: readonly string[]) {
+    return this.models.transitions.find(
+      { _id: { $in: ids.flatMap((id) => LEFT_STATUSES.map((left) => transitionId(id, left))) } },
+      { deploymentId: 1, from: 1, to: 1, at: 1 },
+    );
   }
 
   /**
@@ -260,13 +349,14 @@ export class DeploymentsRepository {
   }
 
   private async deleteWhere(
-    owned: Partial<ServiceRef>,
+    owned: { accountId: string; projectId: string; serviceId?: string },
     scope: { projectId: string; serviceId?: string },
   ) {
     await this.models.queue.deleteMany(scope);
     // A worker still running one of them finds its lease gone at its next heartbeat and stops.
     await this.models.leases.deleteMany(scope);
     await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
+    await this.timeline.deleteWhere(owned);
     // Last, so a deployment that is gone has nothing left behind.
     const result = await this.models.deployments.deleteMany(owned);
     return result.deletedCount;
@@ -283,18 +373,24 @@ export class DeploymentsRepository {
     );
   }
 
-  /** Follows the transitions from BUILDING, by _id: at most three reads. */
-  private async withStatus(fields: DeploymentFields): Promise<Deployment> {
-    const changes: StatusChange[] = [];
-    for (let from: DeploymentStatus = 'BUILDING'; ;) {
-      const change: TransitionDoc | null = await this.models.transitions
-        .findById(transitionId(fields.id, from), { from: 1, to: 1, at: 1 })
-        .lean<TransitionDoc>();
-      if (!change) break;
-      changes.push(change);
-      if (isFinal(change.to)) break;
-      from = change.to;
+  /** Each deployment's status from its recorded changes: one read for all of them. */
+  private async withStatuses<T extends DeploymentFields>(
+    rows: T[],
+  ): Promise<Array<T & Pick<Deployment, 'status' | 'statusChangedAt' | 'deployedAt'>>> {
+    if (rows.length === 0) return [];
+    const changes = await this.statusChangesQuery(rows.map((row) => row.id)).lean<
+      TransitionDoc[]
+    >();
+    const byDeployment = new Map<string, StatusChange[]>();
+    for (const change of changes) {
+      byDeployment.set(change.deploymentId, [
+        ...(byDeployment.get(change.deploymentId) ?? []),
+        change,
+      ]);
     }
-    return { ...fields, ...resolveStatus(fields.createdAt, changes) };
+    return rows.map((row) => ({
+      ...row,
+      ...resolveStatus(row.createdAt, byDeployment.get(row.id) ?? []),
+    }));
   }
 }

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Types } from 'mongoose';
-import { conflict, notFound, parseCursor, toPage, type ListQuery } from '@platform/shared';
+import {
+  conflict,
+  notFound,
+  parseCursor,
+  toPage,
+  validationError,
+  type CursorPosition,
+  type ListQuery,
+} from '@platform/shared';
 import type { DeploymentsRepository, Deployment, ServiceRef } from './deployments.repository';
 import type { IdempotencyRepository } from './idempotency.repository';
 import type { AssertServiceOwned, Caller } from './projects.client';
@@ -51,10 +59,17 @@ export class DeploymentsService {
     };
   }
 
+  /**
+   * Newest first, `limit` (default 20) at a time. The cursor carries the last item's place in
+   * the service's timeline (`seq`) besides its createdAt and id.
+   */
   async listDeployments(ref: ServiceRef, query: ListQuery) {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const after = query.cursor ? parseCursor(query.cursor) : undefined;
-    return toPage(await this.deps.deployments.listInService(ref, limit, after), limit);
+    const below = query.cursor
+      ? await this.timelineSeqOf(ref, parseCursor(query.cursor))
+      : undefined;
+    const rows = await this.deps.deployments.listInService(ref, limit, below);
+    return toPage(rows, limit, (d) => ({ createdAt: d.createdAt, id: d.id, seq: d.timelineSeq }));
   }
 
   async getDeployment(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
@@ -72,7 +87,13 @@ export class DeploymentsService {
     idempotencyKey?: string,
   ): Promise<TriggerResult> {
     if (!idempotencyKey) {
-      const created = await this.createDeployment(ref, input, new Types.ObjectId(), new Date());
+      const created = await this.createDeployment(
+        ref,
+        input,
+        new Types.ObjectId(),
+        new Date(),
+        false,
+      );
       return { status: 201, body: toTriggerResponse(created) };
     }
     const requestHash = requestHashOf(ref, input);
@@ -85,7 +106,13 @@ export class DeploymentsService {
       throw conflict('This Idempotency-Key was already used with a different request.');
     }
     if (record.response) return record.response as TriggerResult;
-    const created = await this.createDeployment(ref, input, record.deploymentId, record.createdAt);
+    const created = await this.createDeployment(
+      ref,
+      input,
+      record.deploymentId,
+      record.createdAt,
+      true,
+    );
     const result = { status: 201, body: toTriggerResponse(created) };
     await this.deps.idempotencyKeys.saveResponse(record.id, result);
     return result;
@@ -127,19 +154,41 @@ export class DeploymentsService {
     return deployment;
   }
 
-  /** Inserts the deployment, or returns the one an earlier try of the same request inserted. */
+  /**
+   * The place in the timeline after which a cursor's page starts. A cursor made before the
+   * timeline existed names only a deployment: its place is read from it.
+   */
+  private async timelineSeqOf(ref: ServiceRef, position: CursorPosition): Promise<number> {
+    if (position.seq !== undefined) return position.seq;
+    const seq = await this.deps.deployments.timelineSeqOf(ref, position.id);
+    if (seq === null) throw validationError([{ path: 'cursor', message: 'is not a valid cursor' }]);
+    return seq;
+  }
+
+  /**
+   * Inserts the deployment, or returns the one an earlier try of the same request inserted.
+   * `mayExist`: the id comes from an idempotency key, so an earlier try may have inserted it;
+   * looking first saves that repeat a timeline entry that could only be skipped.
+   */
   private async createDeployment(
     ref: ServiceRef,
     input: TriggerInput,
     id: Types.ObjectId,
     createdAt: Date,
+    mayExist: boolean,
   ) {
-    let created = await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt });
-    if (!created) {
-      created = await this.deps.deployments.findById(id);
-      if (!created)
-        throw new Error(`deployment ${id.toHexString()} vanished after a duplicate insert`);
+    let created = mayExist ? await this.deps.deployments.findById(id) : null;
+    if (created) {
       await this.deps.deployments.completeCreation(created);
+    } else {
+      created = await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt });
+      if (!created) {
+        // A racing repeat of the same request inserted it first.
+        created = await this.deps.deployments.findById(id);
+        if (!created)
+          throw new Error(`deployment ${id.toHexString()} vanished after a duplicate insert`);
+        await this.deps.deployments.completeCreation(created);
+      }
     }
     this.deps.onDeploymentCreated();
     return created;

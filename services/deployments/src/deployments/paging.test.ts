@@ -17,18 +17,10 @@ beforeAll(async () => {
     );
     expect(created.every((r) => r.status === 201)).toBe(true);
   }
-  // Ties on createdAt are where keyset paging usually breaks: make plenty of them.
-  const ids = (
-    await h.models.deployments.find({ serviceId: service.serviceId }, { _id: 1 }).lean()
-  ).map((d) => d._id);
-  const base = Date.now() - 60_000;
-  for (let i = 0; i < ids.length; i++) {
-    if (i % 3 === 0) continue;
-    await h.models.deployments.updateOne(
-      { _id: ids[i] },
-      { $set: { createdAt: new Date(base + Math.floor(i / 6) * 1000) } },
-    );
-  }
+  // Ties on createdAt, where keyset paging usually breaks, cannot happen any more: each of a
+  // service's deployments is created later than the one before it in its timeline, even ten
+  // at the same moment (deployments.timeline.ts). The expected order is still taken from the
+  // documents as contracts.md states it (createdAt desc, then id), not from the timeline.
   const docs = await h.models.deployments
     .find({ serviceId: service.serviceId }, { _id: 1, createdAt: 1 })
     .lean();
@@ -64,6 +56,14 @@ describe('paging through a service’s deployments', () => {
     expect(pageSizes).toEqual([25, 25, 25, 25, 20]);
     expect(new Set(seen).size).toBe(TOTAL);
     expect(seen).toEqual(expectedOrder);
+  });
+
+  it('gives every deployment its own createdAt, even those triggered at the same moment', async () => {
+    const docs = await h.models.deployments
+      .find({ serviceId: service.serviceId }, { createdAt: 1 })
+      .lean();
+
+    expect(new Set(docs.map((d) => d.createdAt.getTime())).size).toBe(TOTAL);
   });
 
   it('gives the newest 20 and a nextCursor without a limit', async () => {
