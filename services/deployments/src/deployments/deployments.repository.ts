@@ -79,7 +79,7 @@ const fieldsOf = (doc: DeploymentDoc): DeploymentFields => ({
   createdAt: doc.createdAt,
 });
 
-const belongsTo = (doc: DeploymentDoc, ref: ServiceRef) =>
+const belongsTo = (doc: ServiceRef, ref: ServiceRef) =>
   doc.accountId === ref.accountId &&
   doc.projectId === ref.projectId &&
   doc.serviceId === ref.serviceId;
@@ -266,6 +266,7 @@ export class DeploymentsRepository {
       next = belowSeq - 1;
     }
     const rows: Array<DeploymentFields & { timelineSeq: number }> = [];
+    const changes = new Map<string, StatusChange[]>();
     let batch = want;
     while (rows.length < want && next >= 1) {
       const seqs = descendingSeqs(next, next - batch + 1);
@@ -275,10 +276,15 @@ export class DeploymentsRepository {
       }
       const entries = seqs.flatMap((seq) => known.get(seq) ?? []);
       // A service's entries have no holes (see deployments.timeline.ts): none here, none below.
-      if (entries.length === 0) break;
-      const docs = await this.deploymentsQuery(entries.map((e) => e.deploymentId)).lean<
-        DeploymentDoc[]
-      >();
+      // And they all belong to the service's account and project: any other is not this list.
+      if (entries.length === 0 || !entries.every((e) => belongsTo(e, ref))) break;
+      // The status changes are keyed by the deployment ids the entries name: read with the
+      // deployments rather than after them (those of a skipped entry are simply not used).
+      const ids = entries.map((e) => e.deploymentId);
+      const [docs] = await Promise.all([
+        this.deploymentsQuery(ids).lean<DeploymentDoc[]>(),
+        this.statusChangesOf(ids, changes),
+      ]);
       const byId = new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
       for (const entry of entries) {
         const doc = byId.get(entry.deploymentId);
@@ -292,7 +298,10 @@ export class DeploymentsRepository {
       next = seqs[seqs.length - 1]! - 1;
       batch = Math.max(MIN_LIST_BATCH, 2 * (want - rows.length));
     }
-    return this.withStatuses(rows);
+    return rows.map((row) => ({
+      ...row,
+      ...resolveStatus(row.createdAt, changes.get(row.id) ?? []),
+    }));
   }
 
   /** A list's deployments by _id, without their logs (exposed so its plan can be checked). */
@@ -377,20 +386,22 @@ export class DeploymentsRepository {
   private async withStatuses<T extends DeploymentFields>(
     rows: T[],
   ): Promise<Array<T & Pick<Deployment, 'status' | 'statusChangedAt' | 'deployedAt'>>> {
-    if (rows.length === 0) return [];
-    const changes = await this.statusChangesQuery(rows.map((row) => row.id)).lean<
-      TransitionDoc[]
-    >();
-    const byDeployment = new Map<string, StatusChange[]>();
-    for (const change of changes) {
-      byDeployment.set(change.deploymentId, [
-        ...(byDeployment.get(change.deploymentId) ?? []),
-        change,
-      ]);
-    }
+    const changes = await this.statusChangesOf(rows.map((row) => row.id));
     return rows.map((row) => ({
       ...row,
-      ...resolveStatus(row.createdAt, byDeployment.get(row.id) ?? []),
+      ...resolveStatus(row.createdAt, changes.get(row.id) ?? []),
     }));
+  }
+
+  /** The recorded changes of these deployments, added to `into` by deployment id. */
+  private async statusChangesOf(
+    ids: readonly string[],
+    into = new Map<string, StatusChange[]>(),
+  ): Promise<Map<string, StatusChange[]>> {
+    if (ids.length === 0) return into;
+    for (const change of await this.statusChangesQuery(ids).lean<TransitionDoc[]>()) {
+      into.set(change.deploymentId, [...(into.get(change.deploymentId) ?? []), change]);
+    }
+    return into;
   }
 }

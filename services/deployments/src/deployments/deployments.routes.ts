@@ -28,8 +28,10 @@ export function deploymentsRouter(service: DeploymentsService): Router {
   const router = Router({ mergeParams: true });
 
   router.get('/', async (req: DeploymentsRequest, res) => {
-    const ref = await service.authorizeService(callerOf(req), targetOf(req));
-    const page = await service.listDeployments(ref, validate(listQuery, req.query));
+    // The ownership check runs inside, alongside the reads (see listDeployments).
+    const page = await service.listDeployments(callerOf(req), targetOf(req), () =>
+      validate(listQuery, req.query),
+    );
     res.json({
       deployments: page.items.map(toListItem),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),

@@ -60,10 +60,27 @@ export class DeploymentsService {
   }
 
   /**
-   * Newest first, `limit` (default 20) at a time. The cursor carries the last item's place in
-   * the service's timeline (`seq`) besides its createdAt and id.
+   * Newest first, `limit` (default 20) at a time, once the caller is known to own the service.
+   * The page is read while the projects service answers that, so a list costs the slower of the
+   * two rather than their sum (the check's tail is a good part of the list's): the reads are
+   * _id lookups that keep only documents of the caller's own account and this service, and
+   * nothing they find, nor any error they raise (a bad query or cursor), is answered before
+   * ownership is confirmed: a stranger gets 404 whatever he asks.
    */
-  async listDeployments(ref: ServiceRef, query: ListQuery) {
+  async listDeployments(caller: Caller, target: Target, readQuery: () => ListQuery) {
+    const ref: ServiceRef = { accountId: caller.accountId, ...target };
+    const page = this.readPage(ref, readQuery);
+    page.catch(() => undefined); // its outcome is reported below, after the check
+    await this.authorizeService(caller, target);
+    return page;
+  }
+
+  /**
+   * The cursor carries the last item's place in the service's timeline (`seq`) besides its
+   * createdAt and id.
+   */
+  private async readPage(ref: ServiceRef, readQuery: () => ListQuery) {
+    const query = readQuery();
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const below = query.cursor
       ? await this.timelineSeqOf(ref, parseCursor(query.cursor))

@@ -277,13 +277,19 @@ describe('the deployments list, read from the service’s timeline', () => {
     });
   });
 
-  it('answers 404 NOT_FOUND to another account, with or without a cursor', async () => {
+  it('answers 404 NOT_FOUND to another account, whatever the query, even one that is not valid', async () => {
     const service = h.projects.addService();
     await triggerMany(service, 3);
     const page = await h.api.list(service, 'limit=1');
     const stranger = buildService({ projectId: service.projectId, serviceId: service.serviceId });
 
-    for (const query of ['', `limit=1&cursor=${encodeURIComponent(page.body.nextCursor)}`]) {
+    for (const query of [
+      '',
+      `limit=1&cursor=${encodeURIComponent(page.body.nextCursor)}`,
+      'limit=0',
+      'cursor=not-a-cursor',
+      `cursor=${encodeCursor({ createdAt: new Date(), id: new Types.ObjectId().toHexString() })}`,
+    ]) {
       const res = await h.api.list(stranger, query);
 
       expect(res.status).toBe(404);
