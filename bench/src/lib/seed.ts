@@ -9,7 +9,10 @@
  * loudly instead of leaving it behind. A seeded deployment is what a successful pipeline run
  * leaves (services/deployments/src/deployments/deployments.repository.ts and
  * src/pipeline/pipeline.repository.ts as of this writing):
- * - the deployment document (insertBuilding; then only its logs are written by the worker);
+ * - its entry in its service's timeline, `<service>:<seq>`, seq 1, 2, … oldest first, and each
+ *   service's head at its last seq (DeploymentTimeline.append, deployments.timeline.ts);
+ * - the deployment document (insertBuilding; then only its logs are written by the worker),
+ *   with the timelineSeq of its entry;
  * - its three transitions (transitionRecord): created → BUILDING, BUILDING → DEPLOYING,
  *   DEPLOYING → DEPLOYED, each with its event already relayed (outbox empty, flag false);
  * - the released lease of its one attempt (PipelineRepository.claim, then release);
@@ -19,9 +22,12 @@ import { randomBytes } from 'node:crypto';
 import {
   deploymentModels,
   leaseId,
+  timelineEntryId,
   transitionId,
   type DeploymentDoc,
   type LeaseDoc,
+  type TimelineEntryDoc,
+  type TimelineHeadDoc,
   type TransitionDoc,
 } from '@platform/deployments/dist/deployments/deployments.model';
 import { Types, type Connection } from 'mongoose';
@@ -51,14 +57,20 @@ export interface SeededDeployment {
   id: string;
   serviceId: string;
   createdAt: Date;
+  /** Its place in its service's timeline (what the service's list cursor carries). */
+  seq: number;
 }
 
-/** Documents per seeded deployment: itself, three transitions, one lease. */
-export const DOCUMENTS_PER_DEPLOYMENT = 5;
+/**
+ * Documents per seeded deployment: itself, its timeline entry, three transitions, one lease
+ * (and one timeline head per service).
+ */
+export const DOCUMENTS_PER_DEPLOYMENT = 6;
 
 /**
  * Inserts `count` DEPLOYED deployments spread evenly over the services, `intervalMs` apart going
- * back from now, oldest first. Returns them newest first.
+ * back from now, oldest first. Returns them newest first. The services must have no deployments
+ * yet: the seeded ones start their timelines (and are older than anything triggered later).
  */
 export async function seedDeployments(
   connection: Connection,
@@ -70,10 +82,17 @@ export async function seedDeployments(
   const batch = options.batch ?? 1_000;
   const models = deploymentModels(connection);
   const now = Date.now();
+  for (const serviceId of target.serviceIds) {
+    if (await models.timeline.exists({ _id: timelineEntryId(serviceId, 1) })) {
+      throw new Error(`service ${serviceId} has deployments already: seeding starts a timeline`);
+    }
+  }
+  const seqs = new Map<string, number>();
   const seeded: SeededDeployment[] = [];
   const startedAt = Date.now();
   for (let from = 0; from < count; from += batch) {
     const deployments: DeploymentDoc[] = [];
+    const timeline: TimelineEntryDoc[] = [];
     const transitions: TransitionDoc[] = [];
     const leases: LeaseDoc[] = [];
     for (let j = from; j < Math.min(count, from + batch); j++) {
@@ -88,6 +107,15 @@ export async function seedDeployments(
       const id = _id.toHexString();
       const commitHash = randomBytes(20).toString('hex');
       const ref = { accountId: target.accountId, projectId: target.projectId, serviceId };
+      const seq = (seqs.get(serviceId) ?? 0) + 1;
+      seqs.set(serviceId, seq);
+      timeline.push({
+        _id: timelineEntryId(serviceId, seq),
+        seq,
+        deploymentId: id,
+        ...ref,
+        createdAt,
+      });
       deployments.push({
         _id,
         ...ref,
@@ -95,6 +123,7 @@ export async function seedDeployments(
         commitMessage: `Seeded commit ${i}`,
         logs: logsOf(commitHash, serviceId, id),
         createdAt,
+        timelineSeq: seq,
       });
       const change = (
         previous: TransitionDoc['from'],
@@ -127,8 +156,10 @@ export async function seedDeployments(
         leaseUntil: new Date(0),
         released: true,
       });
-      seeded.push({ id, serviceId, createdAt });
+      seeded.push({ id, serviceId, createdAt, seq });
     }
+    // In the service's order: the entry, then the deployment that points back at it.
+    await models.timeline.insertMany(timeline, { ordered: false });
     await models.deployments.insertMany(deployments, { ordered: false });
     await models.transitions.insertMany(transitions, { ordered: false });
     await models.leases.insertMany(leases, { ordered: false });
@@ -141,5 +172,12 @@ export async function seedDeployments(
       );
     }
   }
+  const heads: TimelineHeadDoc[] = [...seqs].map(([serviceId, seq]) => ({
+    _id: serviceId,
+    accountId: target.accountId,
+    projectId: target.projectId,
+    seq,
+  }));
+  await models.timelineHeads.insertMany(heads, { ordered: false });
   return seeded.reverse();
 }
