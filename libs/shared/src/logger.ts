@@ -24,11 +24,20 @@ export function createLogger(service: string, level = 'info'): Logger {
 
 const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
 
+export interface HttpLoggerOptions {
+  /**
+   * The level of a request answered 2xx or 3xx; default `info`. The gateway logs its successes
+   * at `debug`: the service behind logs the same request under the same `x-request-id`.
+   * Errors and 4xx/5xx keep their levels.
+   */
+  successLevel?: 'info' | 'debug';
+}
+
 /**
  * pino-http with a request id: the caller's `x-request-id` when it is well-formed, else a new
  * one; echoed on the response so it can be quoted, and forwarded by the gateway to services.
  */
-export function httpLogger(logger: Logger) {
+export function httpLogger(logger: Logger, { successLevel = 'info' }: HttpLoggerOptions = {}) {
   return pinoHttp({
     logger,
     genReqId(req: IncomingMessage, res: ServerResponse) {
@@ -41,7 +50,7 @@ export function httpLogger(logger: Logger) {
     customLogLevel(_req, res, err) {
       if (err || res.statusCode >= 500) return 'error';
       if (res.statusCode >= 400) return 'warn';
-      return 'info';
+      return successLevel;
     },
     autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
     serializers: {

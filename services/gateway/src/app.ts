@@ -19,7 +19,7 @@ import { openApiRouter } from './openapi/openapi.routes';
 import { serviceProxy } from './proxy/proxy';
 import { clientIp, rateLimit, sessionDigest } from './rate-limit/rate-limit';
 import { checkOrigin } from './security/origin';
-import { requireSession, sessions } from './sessions/sessions';
+import { renewSession, requireSession, sessions } from './sessions/sessions';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -35,8 +35,8 @@ export interface GatewayDeps {
 /**
  * The gateway: the only process that reads sessions. In order: logs, metrics, security headers,
  * health; dev-idp in development; then for /api the Origin check, the public OpenAPI document,
- * the per-IP limit, the session, the login callback, and behind a required session: the
- * per-session limit, logout, JSON bodies and the proxy to the services.
+ * the session, the per-IP and per-session limits, the login callback, and behind a required
+ * session: its renewal, logout, JSON bodies and the proxy to the services.
  */
 export function createApp({
   config,
@@ -57,7 +57,7 @@ export function createApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY_HOPS || false);
-  app.use(httpLogger(logger));
+  app.use(httpLogger(logger, { successLevel: 'debug' }));
   app.use(metrics.middleware);
   app.use(helmet());
   app.use(healthRouter({ redis: () => redis.ping() }));
@@ -69,15 +69,6 @@ export function createApp({
   app.use(openApiRouter(openApiFile));
   app.use(
     '/api',
-    rateLimit({
-      redis,
-      keyPrefix: keys.ipLimit,
-      limit: config.IP_RATE_LIMIT_PER_MINUTE,
-      keyOf: clientIp,
-    }),
-  );
-  app.use(
-    '/api',
     sessions({
       redis,
       keyPrefix: keys.sessions,
@@ -86,29 +77,37 @@ export function createApp({
       logger,
     }),
   );
+  // Both limits in one Redis call, so after the session is read: every request counts against
+  // its client IP, with or without a session, and a logged-in one against its session too.
+  app.use(
+    '/api',
+    rateLimit({
+      redis,
+      rules: [
+        { keyPrefix: keys.ipLimit, limit: config.IP_RATE_LIMIT_PER_MINUTE, keyOf: clientIp },
+        { keyPrefix: keys.sessionLimit, limit: config.RATE_LIMIT_PER_MINUTE, keyOf: sessionDigest },
+      ],
+    }),
+  );
   app.use(
     loginRouter({
       authUrl: config.AUTH_URL,
       rateLimit: rateLimit({
         redis,
-        keyPrefix: keys.loginLimit,
-        limit: config.LOGIN_RATE_LIMIT_PER_MINUTE,
-        keyOf: clientIp,
+        rules: [
+          {
+            keyPrefix: keys.loginLimit,
+            limit: config.LOGIN_RATE_LIMIT_PER_MINUTE,
+            keyOf: clientIp,
+          },
+        ],
       }),
     }),
   );
   app.use(
     '/api',
     requireSession({ absoluteTtlMs: config.SESSION_ABSOLUTE_TTL * 1000, secureCookie }),
-  );
-  app.use(
-    '/api',
-    rateLimit({
-      redis,
-      keyPrefix: keys.sessionLimit,
-      limit: config.RATE_LIMIT_PER_MINUTE,
-      keyOf: sessionDigest,
-    }),
+    renewSession({ renewAfterMs: config.SESSION_RENEW_AFTER * 1000 }),
   );
   app.use(logoutRouter({ secureCookie }));
   app.use('/api', requireJsonBody, jsonBody());

@@ -19,6 +19,7 @@ describe('gateway config', () => {
       PORT: 8080,
       REDIS_PREFIX: 'gateway:',
       SESSION_ABSOLUTE_TTL: 30 * 86_400,
+      SESSION_RENEW_AFTER: 600,
       COOKIE_SECURE: false,
       PUBLIC_URL: 'http://localhost:8080',
       ALLOWED_ORIGINS: ['http://localhost:8080'],
@@ -27,6 +28,12 @@ describe('gateway config', () => {
       LOGIN_RATE_LIMIT_PER_MINUTE: 20,
     });
     expect(config.DEV_IDP_URL).toBeUndefined();
+  });
+
+  it('reads the session renewal interval as a duration', () => {
+    expect(
+      parseConfig(gatewayEnv, { ...required, SESSION_RENEW_AFTER: '1m' }).SESSION_RENEW_AFTER,
+    ).toBe(60);
   });
 
   it('takes GATEWAY_PORT over PORT', () => {
@@ -80,6 +87,8 @@ describe('gateway config', () => {
     ['a missing service URL', { WEBHOOKS_URL: undefined }, /WEBHOOKS_URL/],
     ['a bad duration', { SESSION_ABSOLUTE_TTL: 'a month' }, /SESSION_ABSOLUTE_TTL/],
     ['a zero rate limit', { RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    ['a bad renewal interval', { SESSION_RENEW_AFTER: 'often' }, /SESSION_RENEW_AFTER/],
+    ['a renewal interval over a day', { SESSION_RENEW_AFTER: '2d' }, /SESSION_RENEW_AFTER/],
   ])('refuses %s', (_case, env, message) => {
     expect(() => parseConfig(gatewayEnv, { ...required, ...env })).toThrow(message);
   });

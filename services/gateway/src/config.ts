@@ -48,6 +48,11 @@ export const gatewayEnv = baseEnv
     SESSION_SECRET: z.string().min(32, 'must be at least 32 characters'),
     /** No session outlives this, however active (contracts.md: default 30 days). */
     SESSION_ABSOLUTE_TTL: duration('30d'),
+    /**
+     * How far an active session's expiry may fall behind a fresh 7-day one before a request
+     * renews it (a Redis write and a new cookie); at most 1 day, default 10 minutes.
+     */
+    SESSION_RENEW_AFTER: duration('10m').pipe(z.number().max(86_400, 'must be at most 1d')),
     /** Secure cookies; always on when NODE_ENV=production. Behind TLS termination, set TRUST_PROXY_HOPS. */
     COOKIE_SECURE: booleanEnv(false),
     /** How many proxies in front of the gateway to trust for the client IP and protocol. */

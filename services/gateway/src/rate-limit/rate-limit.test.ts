@@ -82,6 +82,37 @@ describe('rate limits', () => {
     });
   });
 
+  describe('per client IP and per session together', () => {
+    let gateway: TestGateway;
+
+    beforeAll(async () => {
+      gateway = await startGateway({
+        IP_RATE_LIMIT_PER_MINUTE: '3',
+        RATE_LIMIT_PER_MINUTE: '1000',
+      });
+    });
+    afterAll(() => gateway.close());
+
+    it('limits a logged-in client by its address too, counting the request under both keys', async () => {
+      const { cookie } = await gateway.logIn();
+      const before = gateway.stubs.projects.received.length;
+
+      const statuses = [];
+      for (let i = 0; i < 2; i++)
+        statuses.push((await gateway.request('/api/projects', { cookie })).status);
+      const limited = await gateway.request('/api/projects', { cookie });
+
+      // The login was the address's first request.
+      expect(statuses).toEqual([200, 200]);
+      expectRateLimited(limited);
+      expect(gateway.stubs.projects.received.length - before).toBe(2);
+      const [ipKey] = await gateway.keys('rl:ip:*');
+      const [sessionKey] = await gateway.keys('rl:session:*');
+      expect(await gateway.redis.get(ipKey!)).toBe('4');
+      expect(await gateway.redis.get(sessionKey!)).toBe('3');
+    });
+  });
+
   describe('login attempts', () => {
     let gateway: TestGateway;
 

@@ -3,20 +3,38 @@ import type { Request, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { rateLimited, serviceUnavailable } from '@platform/shared';
 
-// Fixed window: the first hit creates the counter with the window as its expiry; one script,
-// so the INCR and the PEXPIRE are atomic (a crash between them cannot leave a counter forever).
-const FIXED_WINDOW_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+// Fixed windows, one counter per key: the first hit creates the counter with its window
+// (ARGV[i], ms) as expiry; one script, so each INCR and its PEXPIRE are atomic (a crash between
+// them cannot leave a counter forever). Answers count and remaining ms for each key in turn.
+const FIXED_WINDOWS_SCRIPT = `
+local result = {}
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  local remaining = redis.call('PTTL', key)
+  if count == 1 or remaining < 0 then
+    redis.call('PEXPIRE', key, ARGV[i])
+    remaining = tonumber(ARGV[i])
+  end
+  result[#result + 1] = count
+  result[#result + 1] = remaining
 end
-return { count, redis.call('PTTL', KEYS[1]) }
+return result
 `;
+const COMMAND = 'gatewayFixedWindows';
+
+type FixedWindowsClient = Redis & {
+  [COMMAND](keyCount: number, ...keysThenWindowsMs: (string | number)[]): Promise<number[]>;
+};
+
+/** The script as a command of this client: sent once per connection, then by its SHA1. */
+function fixedWindowsClient(redis: Redis): FixedWindowsClient {
+  if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { lua: FIXED_WINDOWS_SCRIPT });
+  return redis as FixedWindowsClient;
+}
 
 export const RATE_WINDOW_MS = 60_000;
 
-export interface RateLimitOptions {
-  redis: Redis;
+export interface RateLimitRule {
   /** e.g. `gateway:rl:ip:` — the client key is appended. */
   keyPrefix: string;
   limit: number;
@@ -25,25 +43,34 @@ export interface RateLimitOptions {
   keyOf: (req: Request) => string | undefined;
 }
 
-/** 429 RATE_LIMITED with Retry-After past `limit` requests per window; 503 when Redis is down. */
-export function rateLimit(options: RateLimitOptions): RequestHandler {
-  const windowMs = options.windowMs ?? RATE_WINDOW_MS;
+/**
+ * 429 RATE_LIMITED with Retry-After once a request goes past the `limit` of any rule in its
+ * window (every applicable rule counts the request, in one Redis call); 503 when Redis is down.
+ */
+export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): RequestHandler {
+  const redis = fixedWindowsClient(options.redis);
   return async (req, _res, next) => {
-    const client = options.keyOf(req);
-    if (client === undefined) return next();
-    let count: number;
-    let remainingMs: number;
+    const applied = options.rules.flatMap((rule) => {
+      const client = rule.keyOf(req);
+      return client === undefined ? [] : [{ rule, key: `${rule.keyPrefix}${client}` }];
+    });
+    if (applied.length === 0) return next();
+    let counts: number[];
     try {
-      [count, remainingMs] = (await options.redis.eval(
-        FIXED_WINDOW_SCRIPT,
-        1,
-        `${options.keyPrefix}${client}`,
-        windowMs,
-      )) as [number, number];
+      counts = await redis[COMMAND](
+        applied.length,
+        ...applied.map(({ key }) => key),
+        ...applied.map(({ rule }) => rule.windowMs ?? RATE_WINDOW_MS),
+      );
     } catch {
       throw serviceUnavailable('Sessions are unavailable: retry shortly.');
     }
-    if (count > options.limit) throw rateLimited(Math.max(remainingMs, 0) / 1000);
+    // Past several limits, the client waits for the last of their windows to end.
+    let retryAfterMs = -1;
+    for (const [i, { rule }] of applied.entries()) {
+      if (counts[2 * i]! > rule.limit) retryAfterMs = Math.max(retryAfterMs, counts[2 * i + 1]!);
+    }
+    if (retryAfterMs >= 0) throw rateLimited(retryAfterMs / 1000);
     next();
   };
 }

@@ -69,18 +69,91 @@ describe('sessions', () => {
     expect(await gateway.redis.exists(gateway.sessionKey(sessionId))).toBe(1);
   });
 
-  it('pushes the Redis TTL and the cookie expiry 7 days ahead on each request', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
-    const key = gateway.sessionKey(sessionId);
-    await gateway.redis.pexpire(key, 60_000);
+  describe('renewal (7 idle days, renewed at most every 10 minutes)', () => {
+    const MINUTE_MS = 60_000;
 
-    const response = await gateway.request('/api/projects', { cookie });
+    /** Stores the session as if its cookie had last been renewed `minutesAgo` minutes ago. */
+    async function renewedMinutesAgo(key: string, minutesAgo: number) {
+      const session = JSON.parse((await gateway.redis.get(key))!);
+      const expires = new Date(Date.now() + 7 * DAY_MS - minutesAgo * MINUTE_MS).toISOString();
+      await gateway.redis.set(
+        key,
+        JSON.stringify({ ...session, cookie: { ...session.cookie, expires } }),
+        'KEEPTTL',
+      );
+    }
 
-    expect(response.status).toBe(200);
-    expect(await gateway.redis.pttl(key)).toBeGreaterThan(7 * DAY_MS - 60_000);
-    const [renewed] = response.headers.getSetCookie();
-    expect(renewed!.split(';')[0]).toBe(cookie);
-    expect(Math.abs(expiresOf(renewed!) - (Date.now() + 7 * DAY_MS))).toBeLessThan(60_000);
+    it('sends no cookie and leaves the Redis TTL alone within 10 minutes of the last renewal', async () => {
+      const { cookie, sessionId } = await gateway.logIn();
+      const key = gateway.sessionKey(sessionId);
+      await renewedMinutesAgo(key, 9);
+      const stored = await gateway.redis.get(key);
+      await gateway.redis.pexpire(key, MINUTE_MS);
+
+      const response = await gateway.request('/api/projects', { cookie });
+
+      expect(response.status).toBe(200);
+      expect(response.headers.getSetCookie()).toEqual([]);
+      const ttl = await gateway.redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(MINUTE_MS);
+      expect(await gateway.redis.get(key)).toBe(stored);
+    });
+
+    it('pushes the Redis TTL and the cookie expiry 7 days ahead once the last renewal is over 10 minutes old', async () => {
+      const { cookie, sessionId } = await gateway.logIn();
+      const key = gateway.sessionKey(sessionId);
+      await renewedMinutesAgo(key, 11);
+      await gateway.redis.pexpire(key, MINUTE_MS);
+
+      const response = await gateway.request('/api/projects', { cookie });
+
+      expect(response.status).toBe(200);
+      expect(await gateway.redis.pttl(key)).toBeGreaterThan(7 * DAY_MS - MINUTE_MS);
+      const [renewed, ...others] = response.headers.getSetCookie();
+      expect(others).toEqual([]);
+      expect(renewed!.split(';')[0]).toBe(cookie);
+      expect(Math.abs(expiresOf(renewed!) - (Date.now() + 7 * DAY_MS))).toBeLessThan(MINUTE_MS);
+      const stored = JSON.parse((await gateway.redis.get(key))!);
+      expect(stored).toMatchObject({ accountId: STUB_ACCOUNT.id, renewedAt: expect.any(Number) });
+      // The cookie's Expires has whole seconds, the stored one milliseconds.
+      expect(Math.abs(Date.parse(stored.cookie.expires) - expiresOf(renewed!))).toBeLessThan(1_000);
+    });
+
+    it('does not renew again on the request right after a renewal', async () => {
+      const { cookie, sessionId } = await gateway.logIn();
+      const key = gateway.sessionKey(sessionId);
+      await renewedMinutesAgo(key, 11);
+      const first = await gateway.request('/api/projects', { cookie });
+      const stored = await gateway.redis.get(key);
+
+      const second = await gateway.request('/api/projects', { cookie });
+
+      expect(first.headers.getSetCookie()).toHaveLength(1);
+      expect(second.status).toBe(200);
+      expect(second.headers.getSetCookie()).toEqual([]);
+      expect(await gateway.redis.get(key)).toBe(stored);
+    });
+
+    it('renews no session that has outlived its absolute lifetime', async () => {
+      const { cookie, sessionId } = await gateway.logIn();
+      const key = gateway.sessionKey(sessionId);
+      await renewedMinutesAgo(key, 11);
+      const session = JSON.parse((await gateway.redis.get(key))!);
+      await gateway.redis.set(
+        key,
+        JSON.stringify({ ...session, createdAt: Date.now() - 31 * DAY_MS }),
+        'KEEPTTL',
+      );
+
+      const response = await gateway.request('/api/projects', { cookie });
+
+      expect(response.status).toBe(401);
+      expect(await gateway.redis.exists(key)).toBe(0);
+      const [cleared, ...others] = response.headers.getSetCookie();
+      expect(others).toEqual([]);
+      expect(expiresOf(cleared!)).toBeLessThan(Date.now());
+    });
   });
 
   it('answers 401 once the session has expired in Redis', async () => {

@@ -9,6 +9,8 @@ declare module 'express-session' {
     accountId: string;
     /** Epoch ms of the login: the start of the absolute lifetime. */
     createdAt: number;
+    /** Epoch ms of the last renewal; changing it is what makes express-session save. */
+    renewedAt?: number;
   }
 }
 
@@ -35,19 +37,24 @@ const cookieOptions = (secure: boolean) => ({
 const sessionsUnavailable = () => serviceUnavailable('Sessions are unavailable: retry shortly.');
 
 /**
- * express-session in Redis. Rolling: every response to a request with a session pushes the
- * cookie's expiry and the key's TTL (connect-redis derives it from the cookie, and `touch`
- * renews it) 7 days ahead. Nothing is stored before login. A Redis failure is a 503, never a
- * request treated as anonymous.
+ * express-session in Redis. An ordinary request only reads its session: no Redis write, no EXPIRE
+ * (connect-redis's touch is off) and no Set-Cookie. The cookie's expiry and the key's TTL
+ * (connect-redis derives it from the cookie) move 7 days ahead when the session is saved: at
+ * login and when `renewSession` renews it. Nothing is stored before login. A Redis failure is a
+ * 503, never a request treated as anonymous.
  */
 export function sessions(options: SessionOptions): RequestHandler {
   const middleware = session({
     name: SESSION_COOKIE,
     secret: options.secret,
-    store: new RedisStore({ client: options.redis, prefix: options.keyPrefix }),
+    store: new RedisStore({
+      client: options.redis,
+      prefix: options.keyPrefix,
+      disableTouch: true,
+    }),
     resave: false,
     saveUninitialized: false,
-    rolling: true,
+    rolling: false,
     cookie: { ...cookieOptions(options.secureCookie), maxAge: SESSION_IDLE_MS },
   });
   return (req, res, next) => {
@@ -56,6 +63,24 @@ export function sessions(options: SessionOptions): RequestHandler {
       options.logger.warn({ err: { message: (err as Error).message } }, 'session store failed');
       next(sessionsUnavailable());
     });
+  };
+}
+
+/**
+ * The 7-day idle rule without a write on every request: once a logged-in session's expiry has
+ * fallen more than `renewAfterMs` behind a fresh one, this request pushes the expiry 7 days
+ * ahead and marks the session changed, so express-session saves it (SET with the new TTL) and
+ * sends the cookie again before the response ends. An active session thus expires between 7
+ * days minus `renewAfterMs` and 7 days after its last request. Goes after requireSession.
+ */
+export function renewSession(options: { renewAfterMs: number }): RequestHandler {
+  return (req, _res, next) => {
+    const expiresAt = req.session.cookie.expires?.getTime() ?? 0;
+    if (Date.now() + SESSION_IDLE_MS - expiresAt > options.renewAfterMs) {
+      req.session.touch();
+      req.session.renewedAt = Date.now();
+    }
+    next();
   };
 }
 
