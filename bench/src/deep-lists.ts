@@ -9,7 +9,8 @@
  * bench_deployments, and the stack started again, so seeding does not race the stack's own
  * polling. Measured through HTTP, straight to the deployments service with a signed identity
  * (the query is the subject; the gateway's share is benchmark 1's), then through the gateway.
- * Requests are sampled one after another, bounded by count and time.
+ * Requests are sampled one after another, interleaved (one of each kind per round, so all
+ * kinds meet the same background), bounded by count and time.
  *
  * Then the same pages at the database, with the service's own repository
  * (DeploymentsRepository.listInService: the timeline, then the deployments, then their status
@@ -42,19 +43,35 @@ const SAMPLE_LIMIT_S = intEnv('BENCH_LIST_LIMIT_S', 120);
 const DB_SAMPLES = intEnv('BENCH_DB_SAMPLES', 100);
 const IDLE_S = intEnv('BENCH_IDLE_S', 10);
 
-/** Sequential requests, at most `count` and at most SAMPLE_LIMIT_S seconds' worth. */
-async function sample(label: string, count: number, request: () => Promise<{ status: number }>) {
-  const durations: number[] = [];
-  const statuses: Record<string, number> = {};
+/**
+ * Requests one after another, in rounds of one of each kind, so every kind meets the same
+ * background (the stack's periodic scans, the neighbours' load): at most `count` rounds and at
+ * most SAMPLE_LIMIT_S seconds' worth.
+ */
+async function sampleInterleaved(
+  count: number,
+  requests: Record<string, () => Promise<{ status: number }>>,
+) {
+  const durations = Object.fromEntries(Object.keys(requests).map((k) => [k, [] as number[]]));
+  const statuses = Object.fromEntries(
+    Object.keys(requests).map((k) => [k, {} as Record<string, number>]),
+  );
   const deadline = Date.now() + SAMPLE_LIMIT_S * 1000;
-  while (durations.length < count && Date.now() < deadline) {
-    const { value, ms: took } = await timed(request);
-    durations.push(took);
-    statuses[value.status] = (statuses[value.status] ?? 0) + 1;
+  for (let round = 0; round < count && Date.now() < deadline; round++) {
+    for (const [name, request] of Object.entries(requests)) {
+      const { value, ms: took } = await timed(request);
+      durations[name]!.push(took);
+      statuses[name]![value.status] = (statuses[name]![value.status] ?? 0) + 1;
+    }
   }
-  const result = { ...distribution(durations), statuses };
-  say(`${label}: ${JSON.stringify(result)}`);
-  return result;
+  const results = Object.fromEntries(
+    Object.keys(requests).map((name) => [
+      name,
+      { ...distribution(durations[name]!), statuses: statuses[name]! },
+    ]),
+  );
+  for (const [name, result] of Object.entries(results)) say(`${name}: ${JSON.stringify(result)}`);
+  return results;
 }
 
 main('deep-lists', 3600, async () => {
@@ -134,26 +151,26 @@ main('deep-lists', 3600, async () => {
     );
   }
 
-  const http = {
-    firstPage: await sample('first page (direct)', SAMPLES, () => directGet(urls.first, identity)),
-    deepPage: await sample(`page ${DEPTH} deep (direct)`, SAMPLES, () =>
-      directGet(urls.deep, identity),
-    ),
-    deepPageOldCursor: await sample(`page ${DEPTH} deep, cursor without its place`, SAMPLES, () =>
-      directGet(urls.deepOldCursor, identity),
-    ),
+  const samplingMeter = cpuMeter(pids);
+  const samplingStarted = Date.now();
+  const direct = await sampleInterleaved(SAMPLES, {
+    firstPage: () => directGet(urls.first, identity),
+    deepPage: () => directGet(urls.deep, identity),
+    deepPageOldCursor: () => directGet(urls.deepOldCursor, identity),
     // The service's floor for any request: the signed identity, the ownership check asked of
     // the projects service, an error answer (a malformed deployment id is 404 after the check).
-    ownershipCheckOnly: await sample('ownership check only (direct, 404)', SAMPLES, () =>
-      directGet(`${stack.deployments}${listPath}/not-an-id`, identity),
-    ),
-    firstPageViaGateway: await sample('first page (gateway)', GATEWAY_SAMPLES, () =>
-      client.get(`${listPath}?limit=${PAGE}`),
-    ),
-    deepPageViaGateway: await sample(`page ${DEPTH} deep (gateway)`, GATEWAY_SAMPLES, () =>
-      client.get(`${listPath}?limit=${PAGE}&cursor=${cursor}`),
-    ),
-  };
+    ownershipCheckOnly: () => directGet(`${stack.deployments}${listPath}/not-an-id`, identity),
+  });
+  const viaGateway = await sampleInterleaved(GATEWAY_SAMPLES, {
+    firstPageViaGateway: () => client.get(`${listPath}?limit=${PAGE}`),
+    deepPageViaGateway: () => client.get(`${listPath}?limit=${PAGE}&cursor=${cursor}`),
+  });
+  const samplingMs = Date.now() - samplingStarted;
+  const samplingCpuShare = Object.fromEntries(
+    Object.entries(samplingMeter.stop()).map(([name, used]) => [name, ms(used / samplingMs, 3)]),
+  );
+  say(`while sampling, CPU share (1 = one core): ${JSON.stringify(samplingCpuShare)}`);
+  const http = { ...direct, ...viaGateway };
 
   // The same pages at the database, with the service's own repository on this connection.
   const models = deploymentModels(deploymentsDb);
@@ -226,8 +243,8 @@ main('deep-lists', 3600, async () => {
 
   const indexed = Object.values(database).filter((q) => (q as { usesIndex: boolean }).usesIndex);
   const verdicts = [
-    verdict('first page p99', http.firstPage.p99, '<', 20, ' ms'),
-    verdict(`page ${DEPTH} deep p99`, http.deepPage.p99, '<', 20, ' ms'),
+    verdict('first page p99', http.firstPage!.p99, '<', 20, ' ms'),
+    verdict(`page ${DEPTH} deep p99`, http.deepPage!.p99, '<', 20, ' ms'),
     verdict(
       `page queries whose plan uses an index (of ${Object.keys(database).length})`,
       indexed.length,
@@ -245,7 +262,7 @@ main('deep-lists', 3600, async () => {
       dbSamples: DB_SAMPLES,
     },
     seeding: { ms: Math.round(seedTime.ms), documents: DEPLOYMENTS * DOCUMENTS_PER_DEPLOYMENT },
-    summary: { http, atRestCpuShare, queriesPerPage, listInServiceMs: pageTimes },
+    summary: { http, atRestCpuShare, samplingCpuShare, queriesPerPage, listInServiceMs: pageTimes },
     database,
     sqliteIdLookup: sqlitePlans,
     verdicts,
