@@ -7,9 +7,17 @@
  * falls on both sides. A second pass at one connection gives the unloaded latency: at 50
  * connections every request queues behind the others (Little's law), so the p50 difference
  * there is mostly the throughput difference; at one connection it is the gateway's own time.
+ *
+ * `BENCH_PIN_GATEWAY=1` (→ results/gateway-overhead-pinned.json) gives the gateway a core of its
+ * own, as its Kubernetes Deployment has: the gateway and this load generator on CPU 0, every
+ * other process of the stack and the infrastructure on CPU 1 (taskset, all threads), for both
+ * paths. Then the gateway does not take CPU from the service it fronts, and the ratio shows
+ * whether its own capacity or the service's limits the throughput.
  */
 import { distribution } from './lib/stats';
 import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { intEnv } from './lib/env';
 import { cpuMeter, infraPids, perRequest } from './lib/cpu';
 import { load, type LoadResult } from './lib/load';
@@ -23,6 +31,13 @@ const DURATION_S = intEnv('BENCH_DURATION_S', 20);
 const ROUNDS = intEnv('BENCH_ROUNDS', 3);
 const WARMUP_S = intEnv('BENCH_WARMUP_S', 5);
 const UNLOADED_S = intEnv('BENCH_UNLOADED_S', 10);
+const PIN_GATEWAY = process.env.BENCH_PIN_GATEWAY === '1';
+const RESULT_NAME = PIN_GATEWAY ? 'gateway-overhead-pinned' : 'gateway-overhead';
+
+/** Every thread of `pid` (and threads it starts later) runs only on `cpus` ("0", "1", "0,1"). */
+async function pin(pid: number, cpus: string) {
+  await promisify(execFile)('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)]);
+}
 
 type Path = 'gateway' | 'direct';
 
@@ -32,7 +47,7 @@ interface Run {
   cpuMsPerRequest: Record<string, number>;
 }
 
-main('gateway-overhead', 900, async () => {
+main(RESULT_NAME, 900, async () => {
   const stack = await startStack({ reset: resetStack });
   const client = new BrowserClient(stack.gateway);
   const accountId = await client.signIn(uniqueEmail('gateway'));
@@ -61,6 +76,23 @@ main('gateway-overhead', 900, async () => {
   }
 
   const pids = { ...stack.pids, ...(await infraPids()) };
+  if (PIN_GATEWAY) {
+    for (const [name, pid] of Object.entries(pids)) await pin(pid, name === 'gateway' ? '0' : '1');
+    await pin(process.pid, '0');
+    // Servers that outlive this run (infrastructure it did not start) get both cores back.
+    process.once('exit', () => {
+      for (const pid of Object.values(pids)) {
+        try {
+          execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0-1', String(pid)]);
+        } catch {
+          // Already gone.
+        }
+      }
+    });
+    say(
+      `pinned: gateway and this load generator on CPU 0, ${Object.keys(pids).length - 1} others on CPU 1`,
+    );
+  }
   const measure = async (which: Path, label: string, connections: number, durationS: number) => {
     const meter = cpuMeter(pids);
     const { result, samples } = await load({
@@ -143,8 +175,14 @@ main('gateway-overhead', 900, async () => {
     verdict('added p50 at 1 connection (unloaded)', addedP50Unloaded, '<', 2, ' ms'),
   ];
 
-  writeResults('gateway-overhead', {
+  writeResults(RESULT_NAME, {
     request: 'GET /api/projects/:projectId',
+    cpuPinning: PIN_GATEWAY
+      ? {
+          cpu0: ['gateway', 'load generator'],
+          cpu1: Object.keys(pids).filter((n) => n !== 'gateway'),
+        }
+      : 'none: every process on both cores',
     settings: {
       connections: CONNECTIONS,
       durationS: DURATION_S,
