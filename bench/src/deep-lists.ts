@@ -17,7 +17,7 @@
  * changes, each one `_id $in`): the number of queries a page sends, their `explain` (FerretDB's
  * pushdown flags and SQLite's plan) and their times, plus SQLite's own plan for an `_id` lookup.
  */
-import { encodeCursor } from '@platform/shared';
+import { encodeCursor, writeWithoutRelay } from '@platform/shared';
 import { Types, type Query } from 'mongoose';
 import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
 import { cpuMeter, infraPids } from './lib/cpu';
@@ -174,7 +174,7 @@ main('deep-lists', 3600, async () => {
 
   // The same pages at the database, with the service's own repository on this connection.
   const models = deploymentModels(deploymentsDb);
-  const repository = new DeploymentsRepository(models, { notify: () => undefined });
+  const repository = new DeploymentsRepository(models, writeWithoutRelay);
   const ref = { accountId, projectId: project.id, serviceId: service.id };
   const sent: string[] = [];
   deploymentsDb.set('debug', (collection: string, method: string) => {

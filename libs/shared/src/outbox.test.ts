@@ -1,9 +1,9 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Kafka } from 'kafkajs';
 import { createKafka, createProducer, ensureTopics } from './kafka';
 import { connectMongo, syncIndexes } from './mongo';
 import { newEvent, TOPICS, type ProjectDeletedEvent } from './events';
-import { OutboxRelay, outboxEntry, outboxFields, withOutbox } from './outbox';
+import { OutboxRelay, outboxEntry, outboxFields, withOutbox, type OutboxWriter } from './outbox';
 import { collectMessages, testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
 
 interface Thing {
@@ -84,6 +84,31 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     }
   });
 
+  /** A relay that never runs: what a writer that crashed right after its write leaves. */
+  const crashedWriter = () =>
+    new OutboxRelay({ producer: createProducer(kafka), models: [Thing], logger: testLogger() });
+
+  /** A document with one project.deleted event in its outbox, written through `writer`. */
+  async function writePending(name: string, writer: OutboxWriter) {
+    const thing = await Thing.create({ name });
+    const id = thing._id.toHexString();
+    const event = deletedEvent(id);
+    await writer.write(Thing, thing._id, () =>
+      Thing.updateOne(
+        { _id: thing._id },
+        withOutbox(
+          { $set: { deletedAt: new Date() } },
+          outboxEntry(TOPICS.projectDeleted, id, event),
+        ),
+      ),
+    );
+    return { _id: thing._id, id, event };
+  }
+
+  const markers = () => connection.collection<{ _id: string }>('outbox_markers');
+  const markerOf = (id: string) =>
+    markers().findOne({ _id: `${Thing.collection.collectionName}:${id}` });
+
   it('keeps events until the broker takes them', async () => {
     // A producer pointed at a port where no broker listens stands in for an outage.
     const down = createKafka({
@@ -96,15 +121,10 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       models: [Thing],
       logger: testLogger(),
     });
-    const thing = await Thing.create({ name: 'b' });
-    const id = thing._id.toHexString();
-    const event = deletedEvent(id);
-    await Thing.updateOne(
-      { _id: thing._id },
-      withOutbox({}, outboxEntry(TOPICS.projectDeleted, id, event)),
-    );
+    const written = await writePending('b', failing);
     await expect(failing.drainOnce()).rejects.toThrow();
-    expect((await Thing.findById(thing._id).lean())?.outbox).toHaveLength(1);
+    expect((await Thing.findById(written._id).lean())?.outbox).toHaveLength(1);
+    expect(await markerOf(written.id)).not.toBeNull();
 
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
     const relay = new OutboxRelay({
@@ -113,30 +133,20 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       logger: testLogger(),
     });
     try {
+      // Its scan at start reads the marker the failed relay left.
       relay.start();
-      const [message] = await collector.waitFor((m) => m.key === id);
-      expect(message!.value.eventId).toBe(event.eventId);
+      const [message] = await collector.waitFor((m) => m.key === written.id);
+      expect(message!.value.eventId).toBe(written.event.eventId);
+      await waitFor(async () => (await markerOf(written.id)) === null, {
+        what: 'the marker to go',
+      });
     } finally {
       await relay.stop();
       await collector.stop();
     }
   });
-  /** A document with one project.deleted event in its outbox, written as a writer would. */
-  async function writePending(name: string) {
-    const thing = await Thing.create({ name });
-    const id = thing._id.toHexString();
-    const event = deletedEvent(id);
-    await Thing.updateOne(
-      { _id: thing._id },
-      withOutbox(
-        { $set: { deletedAt: new Date() } },
-        outboxEntry(TOPICS.projectDeleted, id, event),
-      ),
-    );
-    return { _id: thing._id, id, event };
-  }
 
-  it('publishes a notified document at once, and leaves the rest to its periodic scan', async () => {
+  it('publishes what its writers write at once, and leaves the rest to its periodic scan', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
     const relay = new OutboxRelay({
       producer: createProducer(kafka),
@@ -145,24 +155,26 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       scanIntervalMs: 10 * 60_000,
     });
     try {
-      // Found by the scan at start: after it, only notify() or the next scan (10 min) publish.
-      const before = await writePending('before-start');
+      // Found by the scan at start: after it, only its own writes or the next scan (10 min).
+      const before = await writePending('before-start', crashedWriter());
       relay.start();
       await collector.waitFor((m) => m.key === before.id);
 
-      const unnamed = await writePending('not-notified');
-      const named = await writePending('notified');
-      relay.notify(Thing, named._id);
+      const unnamed = await writePending('crashed-writer', crashedWriter());
+      const named = await writePending('own-writer', relay);
       const [message] = await collector.waitFor((m) => m.key === named.id);
       expect(message!.value).toEqual(named.event);
-      await waitFor(async () => (await Thing.findById(named._id).lean())?.outboxPending === false, {
-        what: 'the notified outbox to be acknowledged',
-      });
+      await waitFor(
+        async () =>
+          (await Thing.findById(named._id).lean())?.outboxPending === false &&
+          (await markerOf(named.id)) === null,
+        { what: 'the outbox to be acknowledged and its marker dropped' },
+      );
 
       await new Promise((r) => setTimeout(r, 1_000));
       expect(collector.messages.filter((m) => m.key === unnamed.id)).toHaveLength(0);
       expect((await Thing.findById(unnamed._id).lean())?.outbox).toHaveLength(1);
-      // Telling it again publishes nothing twice.
+      // Told again, it publishes nothing twice.
       relay.notify(Thing, named._id);
       relay.notify(Thing, unnamed._id);
       await collector.waitFor((m) => m.key === unnamed.id);
@@ -174,20 +186,34 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     }
   });
 
-  it('finds pending outboxes nobody told it about with its periodic scan', async () => {
+  it('finds what a crashed writer left with its periodic scan, and drops markers of writes that never came', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
     const relay = new OutboxRelay({
       producer: createProducer(kafka),
       models: [Thing],
       logger: testLogger(),
       scanIntervalMs: 300,
+      scanMinAgeMs: 200,
+      orphanMarkerMs: 1_000,
     });
     try {
       relay.start();
       await new Promise((r) => setTimeout(r, 100));
-      const written = await writePending('left-by-a-crashed-writer');
+      const written = await writePending('left-by-a-crashed-writer', crashedWriter());
+      // A writer that stopped between its marker and its write.
+      const neverWritten = new Types.ObjectId();
+      await crashedWriter()
+        .write(Thing, neverWritten, () => Promise.reject(new Error('stopped')))
+        .catch(() => undefined);
+      expect(await markerOf(neverWritten.toHexString())).not.toBeNull();
+
       const [message] = await collector.waitFor((m) => m.key === written.id, 1, 10_000);
       expect(message!.value).toEqual(written.event);
+      await waitFor(async () => (await markerOf(neverWritten.toHexString())) === null, {
+        what: 'the orphan marker to be dropped',
+        timeoutMs: 10_000,
+      });
+      expect(await markerOf(written.id)).toBeNull();
     } finally {
       await relay.stop();
       await collector.stop();

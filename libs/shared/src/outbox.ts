@@ -1,4 +1,4 @@
-import { Schema, type Model } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { PlatformEvent, Topic } from './events';
@@ -13,6 +13,15 @@ type AnyModel = Model<any>;
  * The relay publishes pending entries in order, then removes them. A broker outage only delays
  * publishing; a crash between publish and removal re-publishes, which consumers absorb by
  * eventId.
+ *
+ * Finding the pending documents: before the write, a marker naming the document goes into the
+ * small `outbox_markers` collection; after it, the writer tells the relay (`OutboxWriter.write`
+ * does both). The relay reads the document by `_id`, publishes, clears it by `_id` and deletes
+ * the marker. Its periodic scan reads only the markers, so what it costs follows the events not
+ * yet published, not the size of the collections (on FerretDB, which answers no filter but `_id`
+ * from an index, a scan for `{outboxPending: true}` reads every document ever written). A writer
+ * that crashed after its write leaves a marker the scan finds; one that crashed before leaves a
+ * marker without a pending document, which the scan drops.
  *
  * Concurrency: FerretDB 1.24 does not isolate concurrent updates of one document (one can undo
  * another). So an outbox must live in documents that nobody else updates once the event is in:
@@ -59,29 +68,63 @@ export function withOutbox<U extends { $set?: Record<string, unknown> }>(
   };
 }
 
-/** The part of OutboxRelay a writer needs: "document `id` of `model` has events: publish now". */
-export interface OutboxNotifier {
-  notify(model: AnyModel, id: unknown): void;
+/** One per document that may hold unpublished events; `_id` is `<collection>:<document _id>`. */
+interface OutboxMarker {
+  _id: string;
+  collectionName: string;
+  documentId: unknown;
+  at: Date;
 }
+
+const outboxMarkerSchema = new Schema<OutboxMarker>(
+  {
+    _id: { type: String, required: true },
+    collectionName: { type: String, required: true },
+    documentId: { type: Schema.Types.Mixed, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'outbox_markers' },
+);
+
+const outboxMarkers = (connection: Connection): Model<OutboxMarker> =>
+  connection.models.OutboxMarker ??
+  connection.model<OutboxMarker>('OutboxMarker', outboxMarkerSchema);
+
+const markerId = (model: AnyModel, id: unknown) =>
+  `${model.collection.collectionName}:${String(id)}`;
+
+/** What a repository that writes events needs from the relay. */
+export interface OutboxWriter {
+  /**
+   * Runs `write`, a single-document insert or update of `model`'s document `id` that pushes
+   * events into its outbox (or does nothing, e.g. a lost race), with the marker before it and
+   * the relay told after it.
+   */
+  write<T>(model: AnyModel, id: unknown, write: () => Promise<T>): Promise<T>;
+}
+
+/** For code that writes no events in a given setting (a test without Kafka): just writes. */
+export const writeWithoutRelay: OutboxWriter = { write: (_model, _id, write) => write() };
 
 export interface OutboxRelayOptions {
   producer: Producer;
-  /** The collections whose documents carry an outbox. */
+  /** The collections whose documents carry an outbox (all in one database). */
   models: AnyModel[];
   logger: Logger;
-  /**
-   * How often to look for pending outboxes nobody told the relay about (a writer that crashed
-   * between its write and notify(), another replica's leftovers). Also done at start.
-   */
+  /** How often to read the markers for events nobody announced (a writer that crashed). */
   scanIntervalMs?: number;
-  /** Publishing order across documents found by a scan, e.g. `{ at: 1 }`. */
-  sort?: Record<string, 1 | -1>;
+  /** Markers younger than this are left to their writer's own notification. */
+  scanMinAgeMs?: number;
+  /** A marker whose document never came (its writer stopped in between) is dropped after this. */
+  orphanMarkerMs?: number;
   batchSize?: number;
 }
 
 const MAX_BACKOFF_MS = 5_000;
-const DEFAULT_SCAN_INTERVAL_MS = 30_000;
-/** Past this many unpublished notifications (a long broker outage) the next scan finds them. */
+const DEFAULT_SCAN_INTERVAL_MS = 5_000;
+const DEFAULT_SCAN_MIN_AGE_MS = 5_000;
+const DEFAULT_ORPHAN_MARKER_MS = 60_000;
+/** Past this many unpublished notifications (a long broker outage) the markers take over. */
 const MAX_NOTIFIED = 10_000;
 
 interface PendingDocument {
@@ -91,13 +134,11 @@ interface PendingDocument {
 }
 
 /**
- * Publishes outbox entries. The fast path is notify(model, id): the writer names the document,
- * the relay reads it by `_id`, publishes and acknowledges by `_id` — lookups an index answers
- * on any collection size, also on FerretDB, which answers no other filter from an index. The
- * scan for `{ outboxPending: true }` is the safety net, run at start and every
- * `scanIntervalMs`. Notified documents stay queued, in order, until their events are out.
+ * Publishes outbox entries: at once for the documents writers name, in the order they name
+ * them; the rest (a writer that crashed, another replica's leftovers) from the markers at start
+ * and every `scanIntervalMs`. Every read and write here is by `_id`.
  */
-export class OutboxRelay implements OutboxNotifier {
+export class OutboxRelay implements OutboxWriter {
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -106,9 +147,15 @@ export class OutboxRelay implements OutboxNotifier {
   private scanRequested = true;
   private backingOff = false;
   private readonly notified = new Map<string, { model: AnyModel; id: unknown }>();
+  private readonly markers: Model<OutboxMarker>;
+  private readonly byCollection: Map<string, AnyModel>;
   private readonly log: Logger;
 
   constructor(private readonly options: OutboxRelayOptions) {
+    const [first] = options.models;
+    if (!first) throw new Error('OutboxRelay: no models');
+    this.markers = outboxMarkers(first.db);
+    this.byCollection = new Map(options.models.map((m) => [m.collection.collectionName, m]));
     this.log = options.logger.child({ component: 'outbox' });
     options.producer.on(options.producer.events.DISCONNECT, () => {
       this.producerConnected = false;
@@ -121,13 +168,30 @@ export class OutboxRelay implements OutboxNotifier {
     this.loop = this.run();
   }
 
-  /** Call after a write that pushed to the outbox of document `id` of `model`. */
+  async write<T>(model: AnyModel, id: unknown, write: () => Promise<T>): Promise<T> {
+    await this.markers
+      .create({
+        _id: markerId(model, id),
+        collectionName: model.collection.collectionName,
+        documentId: id,
+        at: new Date(),
+      })
+      .catch((err: unknown) => {
+        // Marked already (a retried write): one marker is enough.
+        if ((err as { code?: number }).code !== 11000) throw err;
+      });
+    const result = await write();
+    this.notify(model, id);
+    return result;
+  }
+
+  /** Publishes document `id` of `model` now (write() calls it; its marker is there already). */
   notify(model: AnyModel, id: unknown): void {
     if (this.notified.size >= MAX_NOTIFIED) {
       this.notified.clear();
       this.scanRequested = true;
     } else {
-      this.notified.set(`${model.modelName}:${String(id)}`, { model, id });
+      this.notified.set(markerId(model, id), { model, id });
     }
     this.poke();
   }
@@ -139,48 +203,56 @@ export class OutboxRelay implements OutboxNotifier {
     if (this.producerConnected) await this.options.producer.disconnect().catch(() => undefined);
   }
 
-  /** Scans every model and publishes everything pending once; returns how many events went out. */
+  /** Publishes everything marked, however young; returns how many events went out. */
   async drainOnce(): Promise<number> {
     let published = 0;
     while (true) {
-      const { events, full } = await this.scanOnce();
+      const { events, full } = await this.scanOnce(0);
       published += events;
       if (!full) return published;
     }
   }
 
-  /** One batch per model; `full` when a model had more than a batch pending. */
-  private async scanOnce() {
-    let events = 0;
-    let full = false;
+  /** One batch of markers older than `minAgeMs`, oldest first; `full` when more may remain. */
+  private async scanOnce(minAgeMs: number) {
     const batchSize = this.options.batchSize ?? 100;
-    for (const model of this.options.models) {
-      const docs = await model
-        .find({ outboxPending: true }, { outbox: 1 })
-        .sort(this.options.sort ?? {})
-        .limit(batchSize)
-        .lean<PendingDocument[]>();
-      for (const doc of docs) events += await this.publishDocument(model, doc);
-      if (docs.length === batchSize) full = true;
+    const markers = await this.markers
+      .find({ at: { $lte: new Date(Date.now() - minAgeMs) } })
+      .sort({ at: 1 })
+      .limit(batchSize)
+      .lean<OutboxMarker[]>();
+    let events = 0;
+    for (const marker of markers) {
+      const model = this.byCollection.get(marker.collectionName);
+      if (!model) continue;
+      const orphanAfter =
+        marker.at.getTime() + (this.options.orphanMarkerMs ?? DEFAULT_ORPHAN_MARKER_MS);
+      events += await this.publish(model, marker.documentId, Date.now() > orphanAfter);
     }
-    return { events, full };
+    return { events, full: markers.length === batchSize };
   }
 
   /** The notified documents, in the order they were notified; each leaves the queue once out. */
   private async publishNotified() {
     let events = 0;
     for (const [key, { model, id }] of this.notified) {
-      const doc = await model
-        .findById(id, { outbox: 1, outboxPending: 1 })
-        .lean<PendingDocument | null>();
-      if (doc?.outboxPending) events += await this.publishDocument(model, doc);
+      events += await this.publish(model, id, true);
       this.notified.delete(key);
     }
     return events;
   }
 
-  private async publishDocument(model: AnyModel, doc: PendingDocument) {
-    const entries = doc.outbox ?? [];
+  /**
+   * Publishes the document's pending events, clears its outbox and drops its marker. A document
+   * with nothing pending drops its marker; a missing one only when `dropIfMissing` (its writer
+   * is done, or long gone).
+   */
+  private async publish(model: AnyModel, id: unknown, dropIfMissing: boolean) {
+    const doc = await model
+      .findById(id, { outbox: 1, outboxPending: 1 })
+      .lean<PendingDocument | null>();
+    if (!doc && !dropIfMissing) return 0;
+    const entries = doc?.outboxPending ? (doc.outbox ?? []) : [];
     if (entries.length > 0) {
       await this.ensureProducer();
       // Consecutive entries of one topic go in one send; order within the document is kept.
@@ -198,9 +270,11 @@ export class OutboxRelay implements OutboxNotifier {
         i = j;
       }
     }
-    // By _id alone: the filter FerretDB answers from an index. Safe because nobody writes an
-    // outbox document once its event is in (above).
-    await model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } });
+    // By _id alone. Safe because nobody writes an outbox document once its event is in (above).
+    if (doc?.outboxPending) {
+      await model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } });
+    }
+    await this.markers.deleteOne({ _id: markerId(model, id) });
     return entries.length;
   }
 
@@ -212,8 +286,10 @@ export class OutboxRelay implements OutboxNotifier {
 
   private async run() {
     const scanIntervalMs = this.options.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS;
+    const minAgeMs = this.options.scanMinAgeMs ?? DEFAULT_SCAN_MIN_AGE_MS;
     let backoff = 0;
     let nextScanAt = 0;
+    let firstScan = true;
     while (this.running) {
       let more = false;
       try {
@@ -222,7 +298,9 @@ export class OutboxRelay implements OutboxNotifier {
           // Stays requested until a scan gets through (and while batches come back full).
           this.scanRequested = true;
           nextScanAt = Date.now() + scanIntervalMs;
-          more = (await this.scanOnce()).full;
+          // At start every marker is a leftover: no writer of this process is under way.
+          more = (await this.scanOnce(firstScan ? 0 : minAgeMs)).full;
+          firstScan = firstScan && more;
           this.scanRequested = more;
         }
         await this.publishNotified();

@@ -6,7 +6,7 @@ import {
   pingMongo,
   type InternalClient,
   type Logger,
-  type OutboxNotifier,
+  type OutboxWriter,
 } from '@platform/shared';
 import { deploymentModels } from './deployments/deployments.model';
 import { DeploymentsRepository } from './deployments/deployments.repository';
@@ -22,7 +22,7 @@ export interface AppDeps {
   /** The projects service, asked about ownership before every request. */
   projects: InternalClient;
   /** Told about every status change written (the outbox relay). */
-  outbox: OutboxNotifier;
+  outbox: OutboxWriter;
   /** Wakes a local pipeline worker (if this process runs one) after a trigger. */
   onDeploymentCreated?: () => void;
 }

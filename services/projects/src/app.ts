@@ -6,7 +6,7 @@ import {
   pingMongo,
   type Logger,
   type Metrics,
-  type OutboxNotifier,
+  type OutboxWriter,
 } from '@platform/shared';
 import { internalRouter } from './internal/internal.routes';
 import type { Models } from './models';
@@ -23,7 +23,7 @@ export interface AppDeps {
   connection: Connection;
   models: Models;
   /** The OutboxRelay, told about every delete's event. */
-  outbox: OutboxNotifier;
+  outbox: OutboxWriter;
   metrics?: Metrics;
 }
 

@@ -6,7 +6,7 @@ import {
   outboxEntry,
   parseObjectId,
   type DeploymentStatusChangedEvent,
-  type OutboxNotifier,
+  type OutboxWriter,
 } from '@platform/shared';
 import {
   transitionId,
@@ -134,10 +134,10 @@ async function insertOnce(insert: () => Promise<unknown>): Promise<boolean> {
 export class DeploymentsRepository {
   readonly timeline: DeploymentTimeline;
 
-  /** `outbox` is told about every status change recorded here (the relay publishes at once). */
+  /** Status changes are written through `outbox` (the relay publishes them at once). */
   constructor(
     private readonly models: DeploymentModels,
-    private readonly outbox: OutboxNotifier,
+    private readonly outbox: OutboxWriter,
   ) {
     this.timeline = new DeploymentTimeline(models);
   }
@@ -197,17 +197,20 @@ export class DeploymentsRepository {
   async completeCreation(deployment: Deployment): Promise<void> {
     if (!isFinal(deployment.status)) await this.enqueue(deployment);
     if (!(await this.recordCreation(deployment))) {
-      // The earlier try may have stopped before telling the relay.
-      this.outbox.notify(this.models.transitions, transitionId(deployment.id, null));
+      // The earlier try may have stopped before telling the relay: publish it now (the relay
+      // finds nothing to do if it went out already).
+      await this.outbox.write(this.models.transitions, transitionId(deployment.id, null), () =>
+        Promise.resolve(),
+      );
     }
   }
 
   /** The creation event (BUILDING, no previous status), unless it is recorded already. */
   async recordCreation(deployment: Deployment): Promise<boolean> {
     const record = transitionRecord(deployment, null, 'BUILDING', deployment.createdAt, null);
-    const recorded = await insertOnce(() => this.models.transitions.create(record));
-    if (recorded) this.outbox.notify(this.models.transitions, record._id);
-    return recorded;
+    return this.outbox.write(this.models.transitions, record._id, () =>
+      insertOnce(() => this.models.transitions.create(record)),
+    );
   }
 
   async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
@@ -333,9 +336,10 @@ export class DeploymentsRepository {
     assertTransitionAllowed(current.status, to);
     const at = new Date();
     const record = transitionRecord(current, current.status, to, at, attempt);
-    const recorded = await insertOnce(() => this.models.transitions.create(record));
+    const recorded = await this.outbox.write(this.models.transitions, record._id, () =>
+      insertOnce(() => this.models.transitions.create(record)),
+    );
     if (!recorded) return null;
-    this.outbox.notify(this.models.transitions, record._id);
     return {
       ...current,
       status: to,

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { connectMongo } from '@platform/shared';
+import { connectMongo, writeWithoutRelay } from '@platform/shared';
 import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
 import { deploymentModels } from '../deployments/deployments.model';
 import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
@@ -56,7 +56,7 @@ describe('a pipeline worker that stops without finishing', () => {
       ...testPipelineOptions(),
       models: deploymentModels(connectionA),
       logger: testLogger(),
-      outbox: { notify: () => undefined },
+      outbox: writeWithoutRelay,
       buildCommand: LONG_STEP,
       commandEnv: commandEnv(),
       leaseMs: LEASE_MS,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger, OutboxNotifier } from '@platform/shared';
+import type { Logger, OutboxWriter } from '@platform/shared';
 import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
 import { isFinal, type DeploymentStatus } from '../deployments/status';
@@ -29,7 +29,7 @@ export interface PipelineWorkerOptions {
   /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
   maxAttempts?: number;
   /** Told about every status change recorded (the outbox relay). */
-  outbox: OutboxNotifier;
+  outbox: OutboxWriter;
 }
 
 type Step = 'build' | 'deploy';

@@ -2,7 +2,8 @@ import type { Kafka } from 'kafkajs';
 import {
   OutboxRelay,
   type DeploymentStatusChangedEvent,
-  type OutboxNotifier,
+  type OutboxWriter,
+  writeWithoutRelay,
   connectMongo,
   createInternalClient,
   createKafka,
@@ -91,7 +92,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     relay.start();
   }
   // Without a relay, events stay in the transitions (tests read them there).
-  const outbox: OutboxNotifier = relay ?? { notify: () => undefined };
+  const outbox: OutboxWriter = relay ?? writeWithoutRelay;
 
   const newWorker = (overrides: PipelineOverrides = {}) =>
     new PipelineWorker({

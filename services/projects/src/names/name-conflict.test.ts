@@ -1,5 +1,5 @@
 import { Types, type Connection } from 'mongoose';
-import { connectMongo, syncIndexes } from '@platform/shared';
+import { connectMongo, syncIndexes, writeWithoutRelay } from '@platform/shared';
 import { testInfraUrls, testLogger, uniqueName } from '@platform/shared/testing';
 import { createModels, type Models } from '../models';
 import { createProjectsRepository } from '../projects/projects.repository';
@@ -18,9 +18,6 @@ beforeAll(async () => {
   await syncIndexes([models.projects]);
 });
 
-/** Nothing here writes an event. */
-const NO_RELAY = { notify: () => undefined };
-
 afterAll(async () => {
   await connection?.dropDatabase();
   await connection?.close();
@@ -29,7 +26,7 @@ afterAll(async () => {
 // Against the real server: what it answers is exactly what this has to recognise.
 describe('isUniqueViolation', () => {
   it('recognises an insert that breaks the unique name index', async () => {
-    const projects = createProjectsRepository(models.projects, NO_RELAY);
+    const projects = createProjectsRepository(models.projects, writeWithoutRelay);
     const accountId = uniqueName('account');
     await projects.insert({ accountId, name: 'dup', description: '' });
 
@@ -41,7 +38,7 @@ describe('isUniqueViolation', () => {
   });
 
   it('recognises an update that breaks the unique name index, as FerretDB reports it', async () => {
-    const projects = createProjectsRepository(models.projects, NO_RELAY);
+    const projects = createProjectsRepository(models.projects, writeWithoutRelay);
     const accountId = uniqueName('account');
     await projects.insert({ accountId, name: 'first', description: '' });
     const second = await projects.insert({ accountId, name: 'second', description: '' });

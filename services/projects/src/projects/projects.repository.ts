@@ -6,7 +6,7 @@ import {
   withOutbox,
   type CursorPosition,
   type OutboxEntry,
-  type OutboxNotifier,
+  type OutboxWriter,
 } from '@platform/shared';
 import { deletedNameKeyOf, nameKeyOf } from '../names/name-key';
 import type { ProjectModel } from './projects.model';
@@ -49,8 +49,8 @@ const toProject = (doc: StoredProject): Project => ({
 const live = (accountId: string, id?: Types.ObjectId) =>
   id ? { _id: id, accountId, deletedAt: null } : { accountId, deletedAt: null };
 
-/** `outbox` is told about every event written here (the relay publishes it at once). */
-export function createProjectsRepository(model: ProjectModel, outbox: OutboxNotifier) {
+/** Events are written through `outbox` (the relay publishes them at once). */
+export function createProjectsRepository(model: ProjectModel, outbox: OutboxWriter) {
   return {
     /** Rejects with a duplicate-key error when the account already has a project of that name. */
     async insert(fields: {
@@ -139,10 +139,10 @@ export function createProjectsRepository(model: ProjectModel, outbox: OutboxNoti
         { $set: { deletedAt: new Date(), nameKey: deletedNameKeyOf(id.toHexString()) } },
         event,
       );
-      const result = await model.updateOne(live(accountId, id), update);
-      if (result.matchedCount !== 1) return false;
-      outbox.notify(model, id);
-      return true;
+      const result = await outbox.write(model, id, () =>
+        model.updateOne(live(accountId, id), update),
+      );
+      return result.matchedCount === 1;
     },
 
     /** The end of the cascade: removes a project that was marked deleted, never a live one. */

@@ -6,7 +6,7 @@ import {
   withOutbox,
   type CursorPosition,
   type OutboxEntry,
-  type OutboxNotifier,
+  type OutboxWriter,
 } from '@platform/shared';
 import { deletedNameKeyOf, nameKeyOf } from '../names/name-key';
 import type { ServiceModel } from './services.model';
@@ -48,8 +48,8 @@ const toService = (doc: StoredService): Service => ({
 const live = (projectId: Types.ObjectId, id?: Types.ObjectId) =>
   id ? { _id: id, projectId, deletedAt: null } : { projectId, deletedAt: null };
 
-/** `outbox` is told about every event written here (the relay publishes it at once). */
-export function createServicesRepository(model: ServiceModel, outbox: OutboxNotifier) {
+/** Events are written through `outbox` (the relay publishes them at once). */
+export function createServicesRepository(model: ServiceModel, outbox: OutboxWriter) {
   return {
     /** Rejects with a duplicate-key error when the project already has a service of that name. */
     async insert(fields: {
@@ -131,10 +131,10 @@ export function createServicesRepository(model: ServiceModel, outbox: OutboxNoti
         { $set: { deletedAt: new Date(), nameKey: deletedNameKeyOf(id.toHexString()) } },
         event,
       );
-      const result = await model.updateOne(live(projectId, id), update);
-      if (result.matchedCount !== 1) return false;
-      outbox.notify(model, id);
-      return true;
+      const result = await outbox.write(model, id, () =>
+        model.updateOne(live(projectId, id), update),
+      );
+      return result.matchedCount === 1;
     },
 
     /** Removes one service document outright (a create that lost the race with its project's delete). */
