@@ -32,6 +32,7 @@ afterAll(async () => {
   await rm(pidDir, { recursive: true, force: true });
 });
 
+// The waits below allow 45 s on a loaded machine, so each test gets 60 s (the default is 30 s).
 const eventsOf = (deploymentId: string) =>
   collector.messages.filter((m) => m.value?.deploymentId === deploymentId);
 
@@ -79,7 +80,7 @@ describe('deployment.status-changed events', () => {
         outboxPending: true,
       }),
     ).toBe(0);
-  });
+  }, 60_000);
 
   it('publishes BUILDING then CANCELLED for a deployment cancelled during its build', async () => {
     const service = h.projects.addService();
@@ -103,5 +104,5 @@ describe('deployment.status-changed events', () => {
       [null, 'BUILDING'],
       ['BUILDING', 'CANCELLED'],
     ]);
-  });
+  }, 60_000);
 });
