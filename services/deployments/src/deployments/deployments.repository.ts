@@ -334,11 +334,15 @@ export class DeploymentsRepository {
     attempt: number | null = null,
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
-    const at = new Date();
-    const record = transitionRecord(current, current.status, to, at, attempt);
-    const recorded = await this.outbox.write(this.models.transitions, record._id, () =>
-      insertOnce(() => this.models.transitions.create(record)),
-    );
+    let at = new Date();
+    const id = transitionId(current.id, current.status);
+    const recorded = await this.outbox.write(this.models.transitions, id, () => {
+      // Stamped as it is written, after the outbox marker.
+      at = new Date();
+      return insertOnce(() =>
+        this.models.transitions.create(transitionRecord(current, current.status, to, at, attempt)),
+      );
+    });
     if (!recorded) return null;
     return {
       ...current,
