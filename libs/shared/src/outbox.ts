@@ -271,10 +271,13 @@ export class OutboxRelay implements OutboxWriter {
       }
     }
     // By _id alone. Safe because nobody writes an outbox document once its event is in (above).
-    if (doc?.outboxPending) {
-      await model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } });
-    }
-    await this.markers.deleteOne({ _id: markerId(model, id) });
+    // Both at once: should either fail, the events go out again, and consumers skip them by id.
+    await Promise.all([
+      doc?.outboxPending
+        ? model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } })
+        : undefined,
+      this.markers.deleteOne({ _id: markerId(model, id) }),
+    ]);
     return entries.length;
   }
 
