@@ -113,6 +113,9 @@ main(RESULTS_NAME, 1800, async () => {
       HISTORY,
     );
     await mongo.close();
+    // A database that has this history, not one still writing back a bulk load (SQLite's WAL).
+    say('seeded: 10 s at rest before measuring');
+    await sleep(10_000);
   }
   const deploymentsPath = `/api/projects/${project.id}/services/${service.id}/deployments`;
 
