@@ -8,9 +8,10 @@ const run = promisify(execFile);
 
 /**
  * SQLite's own plan for FerretDB's `_id` lookup, read-only from the database file of our private
- * FerretDB (sqlite3 CLI). FerretDB 1.24 filters on `_ferretdb_sjson->'$._id'` while its `_id_`
- * index is on `_ferretdb_sjson->"_id"`: if SQLite cannot match the two, the "pushed-down" lookup
- * is a table scan. Null when sqlite3 or the file is not there (e.g. BENCH_INFRA=shared).
+ * FerretDB (sqlite3 CLI). FerretDB 1.24 as released filters on `_ferretdb_sjson->'$._id'` while
+ * its `_id_` index is on `_ferretdb_sjson->"_id"`: SQLite cannot match the two, so the lookup is
+ * a table scan. Our build (scripts/infra/ferretdb/patches/) filters on the index's expression.
+ * Null when sqlite3 or the file is not there (e.g. BENCH_INFRA=shared).
  */
 export async function sqliteIdPlans(database: string, collection: string) {
   const runDir = infraEnv().PLATFORM_RUN_DIR;
@@ -38,13 +39,13 @@ export async function sqliteIdPlans(database: string, collection: string) {
     return {
       table,
       indexes,
-      ferretdbLookup: {
+      releasedFerretdbLookup: {
         where: `_ferretdb_sjson->'$._id' = ?`,
         plan: await plan(`_ferretdb_sjson->'$._id'`),
       },
-      indexExpression: {
-        where: `_ferretdb_sjson->'_id' = ?`,
-        plan: await plan(`_ferretdb_sjson->'_id'`),
+      patchedFerretdbLookup: {
+        where: `_ferretdb_sjson->"_id" = ?`,
+        plan: await plan(`_ferretdb_sjson->"_id"`),
       },
     };
   } catch (err) {
