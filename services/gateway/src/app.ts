@@ -122,6 +122,7 @@ export function createApp({
       agent: upstreamAgent,
       internalSecret: config.INTERNAL_SECRET,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      concurrency: config.UPSTREAM_CONCURRENCY,
       logger,
     }),
   );

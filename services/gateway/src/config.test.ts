@@ -26,6 +26,8 @@ describe('gateway config', () => {
       RATE_LIMIT_PER_MINUTE: 600,
       IP_RATE_LIMIT_PER_MINUTE: 1200,
       LOGIN_RATE_LIMIT_PER_MINUTE: 20,
+      UPSTREAM_TIMEOUT_MS: 30_000,
+      UPSTREAM_CONCURRENCY: 128,
     });
     expect(config.DEV_IDP_URL).toBeUndefined();
   });

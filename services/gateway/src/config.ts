@@ -75,6 +75,12 @@ export const gatewayEnv = baseEnv
     LOGIN_RATE_LIMIT_PER_MINUTE: count(20),
     /** How long an upstream service may take to answer before the request is 503. */
     UPSTREAM_TIMEOUT_MS: count(30_000),
+    /**
+     * Requests in flight to each upstream service at most; more wait in the gateway, in order,
+     * instead of opening a connection each (1,000 clients at once would otherwise open 1,000
+     * connections to one service and overflow its listen queue).
+     */
+    UPSTREAM_CONCURRENCY: count(128),
   })
   .transform(
     ({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, IP_RATE_LIMIT_PER_MINUTE, ...env }) => ({

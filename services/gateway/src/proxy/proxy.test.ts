@@ -249,3 +249,61 @@ describe('proxying when a service does not answer', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
+
+describe('requests in flight to a service', () => {
+  it('are at most UPSTREAM_CONCURRENCY; the others wait their turn and arrive whole, signed', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const received: { identity: unknown; cookie: unknown; body: string }[] = [];
+    const slow = await startTestServer((req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        received.push({
+          identity: req.headers['x-platform-identity'],
+          cookie: req.headers.cookie,
+          body,
+        });
+        setTimeout(() => {
+          inFlight--;
+          res.setHeader('content-type', 'application/json');
+          res.end('{"ok":true}');
+        }, 100);
+      });
+    });
+    const gateway = await startGateway({ PROJECTS_URL: slow.url, UPSTREAM_CONCURRENCY: '2' });
+    try {
+      const session = await gateway.logIn();
+      const responses = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          gateway.request('/api/projects', {
+            method: i % 2 ? 'POST' : 'GET',
+            body: i % 2 ? { name: `project ${i}` } : undefined,
+            cookie: session.cookie,
+          }),
+        ),
+      );
+
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(most).toBe(2);
+      // Those that waited were prepared like the first: body, identity, no client cookie.
+      expect(received.map((r) => r.body).sort()).toEqual([
+        '',
+        '',
+        '',
+        '{"name":"project 1"}',
+        '{"name":"project 3"}',
+        '{"name":"project 5"}',
+      ]);
+      for (const r of received) {
+        expect(verifyIdentity(String(r.identity), TEST_INTERNAL_SECRET)).toBe(STUB_ACCOUNT.id);
+        expect(r.cookie).toBeUndefined();
+      }
+    } finally {
+      await gateway.close();
+      await slow.close();
+    }
+  });
+});

@@ -16,6 +16,8 @@ export interface ServiceProxyOptions {
   agent: Agent;
   internalSecret: string;
   timeoutMs: number;
+  /** Requests in flight to each upstream at most; the others wait, first come first served. */
+  concurrency: number;
   logger: Logger;
 }
 
@@ -52,7 +54,7 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, secret: s
  * JSON 503. Unrouted paths fall through to the 404 handler.
  */
 export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
-  return createProxyMiddleware<Request, Response>({
+  const proxy = createProxyMiddleware<Request, Response>({
     pathFilter: (path) => upstreamFor(path) !== undefined,
     router: (req) => options.upstreams[upstreamFor(req.path)!],
     changeOrigin: true,
@@ -86,4 +88,49 @@ export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
       },
     },
   });
+  const turns = new Map<Upstream, Turns>();
+  return (req, res, next) => {
+    const upstream = upstreamFor(req.path);
+    if (!upstream) return next();
+    let upstreamTurns = turns.get(upstream);
+    if (!upstreamTurns) turns.set(upstream, (upstreamTurns = new Turns(options.concurrency)));
+    upstreamTurns.take(res, () => void proxy(req, res, next));
+  };
+}
+
+/**
+ * At most `limit` responses under way; the next waits until one finishes (or its client goes).
+ * Limiting requests, not the agent's sockets: http-proxy edits a request's headers and body when
+ * it gets its socket, too late for one that waited in the agent's queue.
+ */
+class Turns {
+  private active = 0;
+  private readonly waiting: { res: Response; start: () => void }[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  take(res: Response, start: () => void): void {
+    if (this.active < this.limit) {
+      this.begin(res, start);
+      return;
+    }
+    this.waiting.push({ res, start });
+  }
+
+  private begin(res: Response, start: () => void) {
+    this.active++;
+    res.once('close', () => {
+      this.active--;
+      this.next();
+    });
+    start();
+  }
+
+  private next() {
+    while (this.active < this.limit && this.waiting.length > 0) {
+      const { res, start } = this.waiting.shift()!;
+      // A client that left while waiting needs no turn.
+      if (!res.destroyed && !res.writableEnded) this.begin(res, start);
+    }
+  }
 }

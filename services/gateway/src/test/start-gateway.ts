@@ -97,13 +97,13 @@ export async function startGateway(
   });
   const redis = createRedis(config.REDIS_URL, logger);
   await redisReady(redis);
-  const upstreamAgent = new Agent({ keepAlive: true });
+  const agent = new Agent({ keepAlive: true });
   const app = createApp({
     config,
     redis,
     logger,
     metrics: createMetrics('gateway'),
-    upstreamAgent,
+    upstreamAgent: agent,
     openApiFile: options.openApiFile ?? join(__dirname, 'no-such-openapi.json'),
   });
   const server = await startTestServer(app);
@@ -154,7 +154,7 @@ export async function startGateway(
         if (leftovers.length > 0) await redis.del(...leftovers);
       }
       redis.disconnect();
-      upstreamAgent.destroy();
+      agent.destroy();
       await Promise.all(Object.values(stubs).map((stub) => stub.close()));
     },
   };
