@@ -6,9 +6,7 @@
  * Rounds alternate the order (direct first, then gateway first) so drift on a shared machine
  * falls on both sides. A second pass at one connection gives the unloaded latency: at 50
  * connections every request queues behind the others (Little's law), so the p50 difference
- * there is mostly the throughput difference. So the same 50 connections are also paced at one
- * rate on both paths (half the gateway's capacity, open loop), and at one connection it is the
- * gateway's own time.
+ * there is mostly the throughput difference; at one connection it is the gateway's own time.
  *
  * `BENCH_PIN_GATEWAY=1` (→ results/gateway-overhead-pinned.json) gives the gateway a core of its
  * own, as its Kubernetes Deployment has: the gateway and this load generator on CPU 0, every
@@ -33,7 +31,6 @@ const DURATION_S = intEnv('BENCH_DURATION_S', 20);
 const ROUNDS = intEnv('BENCH_ROUNDS', 3);
 const WARMUP_S = intEnv('BENCH_WARMUP_S', 5);
 const UNLOADED_S = intEnv('BENCH_UNLOADED_S', 10);
-const PACED_S = intEnv('BENCH_PACED_S', 10);
 const PIN_GATEWAY = process.env.BENCH_PIN_GATEWAY === '1';
 const RESULT_NAME = PIN_GATEWAY ? 'gateway-overhead-pinned' : 'gateway-overhead';
 
@@ -96,13 +93,7 @@ main(RESULT_NAME, 900, async () => {
       `pinned: gateway and this load generator on CPU 0, ${Object.keys(pids).length - 1} others on CPU 1`,
     );
   }
-  const measure = async (
-    which: Path,
-    label: string,
-    connections: number,
-    durationS: number,
-    overallRate?: number,
-  ) => {
+  const measure = async (which: Path, label: string, connections: number, durationS: number) => {
     const meter = cpuMeter(pids);
     const { result, samples } = await load({
       label,
@@ -110,7 +101,6 @@ main(RESULT_NAME, 900, async () => {
       headers: targets[which].headers,
       connections,
       durationS,
-      overallRate,
     });
     const cpu = meter.stop();
     if (result.non2xx > 0 || result.errors > 0) {
@@ -130,28 +120,6 @@ main(RESULT_NAME, 900, async () => {
       runs[which].push(await measure(which, `round ${round} ${which}`, CONNECTIONS, DURATION_S));
     }
   }
-
-  // The same offered load on both paths (half the gateway's measured capacity, open loop): the
-  // p50 difference is then the gateway's own time, not queueing behind a lower throughput.
-  const pacedRate = Math.round(
-    (0.5 * runs.gateway.reduce((n, r) => n + r.result.throughput, 0)) / runs.gateway.length,
-  );
-  const paced: Record<Path, Run> = {
-    direct: await measure(
-      'direct',
-      `paced direct ${pacedRate} req/s`,
-      CONNECTIONS,
-      PACED_S,
-      pacedRate,
-    ),
-    gateway: await measure(
-      'gateway',
-      `paced gateway ${pacedRate} req/s`,
-      CONNECTIONS,
-      PACED_S,
-      pacedRate,
-    ),
-  };
 
   const unloaded: Record<Path, Run> = {
     direct: await measure('direct', 'unloaded direct', 1, UNLOADED_S),
@@ -173,7 +141,6 @@ main(RESULT_NAME, 900, async () => {
   const directAll = combine(runs.direct);
   const ratio = ms(gateway.throughput / directAll.throughput, 3);
   const addedP50 = ms(gateway.latencyMs.p50 - directAll.latencyMs.p50);
-  const addedP50Paced = ms(paced.gateway.result.latencyMs.p50 - paced.direct.result.latencyMs.p50);
   const addedP50Unloaded = ms(
     unloaded.gateway.result.latencyMs.p50 - unloaded.direct.result.latencyMs.p50,
   );
@@ -205,13 +172,6 @@ main(RESULT_NAME, 900, async () => {
     verdict('gateway throughput / direct throughput (all rounds)', ratio, '>=', 0.6),
     verdict('same, median of the rounds', medianRatio, '>=', 0.6),
     verdict(`added p50 at ${CONNECTIONS} connections`, addedP50, '<', 2, ' ms'),
-    verdict(
-      `added p50 at ${CONNECTIONS} connections, both paced at ${pacedRate} req/s`,
-      addedP50Paced,
-      '<',
-      2,
-      ' ms',
-    ),
     verdict('added p50 at 1 connection (unloaded)', addedP50Unloaded, '<', 2, ' ms'),
   ];
 
@@ -239,22 +199,6 @@ main(RESULT_NAME, 900, async () => {
       ratioPredictedFromCpu: cpuRatio,
       addedP50Ms: addedP50,
       addedP99Ms: ms(gateway.latencyMs.p99 - directAll.latencyMs.p99),
-      paced: {
-        rate: pacedRate,
-        gateway: {
-          throughput: paced.gateway.result.throughput,
-          latencyMs: paced.gateway.result.latencyMs,
-        },
-        direct: {
-          throughput: paced.direct.result.throughput,
-          latencyMs: paced.direct.result.latencyMs,
-        },
-        addedP50Ms: addedP50Paced,
-        cpuMsPerRequest: {
-          gateway: paced.gateway.cpuMsPerRequest,
-          direct: paced.direct.cpuMsPerRequest,
-        },
-      },
       unloaded: {
         gateway: unloaded.gateway.result.latencyMs,
         direct: unloaded.direct.result.latencyMs,
