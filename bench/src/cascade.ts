@@ -6,7 +6,8 @@
  * (lib/seed.ts). Then, through the gateway: the DELETE's answer time, at once the four reads
  * (the project, a service, a service's deployment list, a deployment) that must all be 404, and
  * then how long until the documents are gone from MongoDB (projects, services, deployments,
- * transitions, leases), polled with cheap existence checks every 250 ms for at most 120 s.
+ * transitions, leases, logs, timeline), polled with cheap existence checks every 250 ms for at
+ * most 120 s.
  */
 import { Types } from 'mongoose';
 import { BrowserClient, uniqueEmail } from './lib/client';
@@ -113,6 +114,8 @@ main('cascade', 1800, async () => {
     deployments: () => deploymentsDb.collection('deployments').find(owned).limit(1),
     transitions: () => deploymentsDb.collection('deployment_transitions').find(owned).limit(1),
     leases: () => deploymentsDb.collection('deployment_leases').find(owned).limit(1),
+    logs: () => deploymentsDb.collection('deployment_logs').find(owned).limit(1),
+    timeline: () => deploymentsDb.collection('deployment_timeline').find(owned).limit(1),
   };
   const goneAfterMs: Record<string, number | null> = Object.fromEntries(
     Object.keys(remaining).map((k) => [k, null]),
@@ -136,6 +139,8 @@ main('cascade', 1800, async () => {
     deployments: await deploymentsDb.collection('deployments').countDocuments(owned),
     transitions: await deploymentsDb.collection('deployment_transitions').countDocuments(owned),
     leases: await deploymentsDb.collection('deployment_leases').countDocuments(owned),
+    logs: await deploymentsDb.collection('deployment_logs').countDocuments(owned),
+    timeline: await deploymentsDb.collection('deployment_timeline').countDocuments(owned),
   };
   say(`left after the wait: ${JSON.stringify(counts)}`);
   const allGoneMs = Object.values(goneAfterMs).every((v) => v !== null)

@@ -11,8 +11,8 @@
  * src/pipeline/pipeline.repository.ts as of this writing):
  * - its entry in its service's timeline, `<service>:<seq>`, seq 1, 2, … oldest first, and each
  *   service's head at its last seq (DeploymentTimeline.append, deployments.timeline.ts);
- * - the deployment document (insertBuilding; then only its logs are written by the worker),
- *   with the timelineSeq of its entry;
+ * - the deployment document (insertBuilding, never updated), with the timelineSeq of its entry,
+ *   and its logs document (same _id; written by the worker);
  * - its three transitions (transitionRecord): created → BUILDING, BUILDING → DEPLOYING,
  *   DEPLOYING → DEPLOYED, each with its event already relayed (outbox empty, flag false);
  * - the released lease of its one attempt (PipelineRepository.claim, then release);
@@ -25,6 +25,7 @@ import {
   timelineEntryId,
   transitionId,
   type DeploymentDoc,
+  type DeploymentLogsDoc,
   type LeaseDoc,
   type TimelineEntryDoc,
   type TimelineHeadDoc,
@@ -65,7 +66,7 @@ export interface SeededDeployment {
  * Documents per seeded deployment: itself, its timeline entry, three transitions, one lease
  * (and one timeline head per service).
  */
-export const DOCUMENTS_PER_DEPLOYMENT = 6;
+export const DOCUMENTS_PER_DEPLOYMENT = 7;
 
 /**
  * Inserts `count` DEPLOYED deployments spread evenly over the services, `intervalMs` apart going
@@ -92,6 +93,7 @@ export async function seedDeployments(
   const startedAt = Date.now();
   for (let from = 0; from < count; from += batch) {
     const deployments: DeploymentDoc[] = [];
+    const logs: DeploymentLogsDoc[] = [];
     const timeline: TimelineEntryDoc[] = [];
     const transitions: TransitionDoc[] = [];
     const leases: LeaseDoc[] = [];
@@ -121,9 +123,14 @@ export async function seedDeployments(
         ...ref,
         commitHash,
         commitMessage: `Seeded commit ${i}`,
-        logs: logsOf(commitHash, serviceId, id),
         createdAt,
         timelineSeq: seq,
+      });
+      logs.push({
+        _id: id,
+        projectId: target.projectId,
+        serviceId,
+        logs: logsOf(commitHash, serviceId, id),
       });
       const change = (
         previous: TransitionDoc['from'],
@@ -160,6 +167,7 @@ export async function seedDeployments(
     }
     // In the service's order: the entry, then the deployment that points back at it.
     await models.timeline.insertMany(timeline, { ordered: false });
+    await models.logs.insertMany(logs, { ordered: false });
     await models.deployments.insertMany(deployments, { ordered: false });
     await models.transitions.insertMany(transitions, { ordered: false });
     await models.leases.insertMany(leases, { ordered: false });

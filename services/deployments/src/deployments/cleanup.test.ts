@@ -94,6 +94,16 @@ describe('project.deleted and service.deleted', () => {
       what: 'the project’s deployments to go',
     });
     expect(await deploymentsOf(otherProject)).toBe(1);
+    // Nothing of the project is left in any collection; the other project keeps its own.
+    const { logs, transitions, timeline, timelineHeads, leases, queue } = h.models;
+    const leftOf = (projectId: string) =>
+      Promise.all(
+        [logs, transitions, timeline, timelineHeads, leases, queue].map((m) =>
+          (m as typeof logs).countDocuments({ projectId }),
+        ),
+      );
+    expect(await leftOf(api.projectId)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect((await leftOf(otherProject.projectId))[0]).toBe(1);
   });
 
   it('removes the deployments of a deleted service and keeps its siblings’', async () => {
@@ -161,8 +171,9 @@ describe('project.deleted and service.deleted', () => {
         what: 'the build to stop',
       },
     );
-    // The worker wrote nothing back: the document stays gone.
+    // The worker wrote nothing back: the document and its logs stay gone.
     await new Promise((r) => setTimeout(r, 300));
     expect(await h.document(created.body.id)).toBeNull();
+    expect(await h.models.logs.exists({ _id: created.body.id })).toBeNull();
   });
 });

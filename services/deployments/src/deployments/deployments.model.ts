@@ -12,8 +12,10 @@ import type { DeploymentStatus } from './status';
  *   in its outbox, and afterwards only the outbox relay writes to it;
  * - a worker's claim is an insert-only lease whose _id is `<deployment>#<attempt>`, renewed only
  *   by the worker that inserted it;
- * - the deployment document is written once by the API (insert), then only its logs, by the
- *   worker holding its lease;
+ * - the deployment document is written once, by the API (insert), and never updated; its logs
+ *   are a document of their own (`deployment_logs`, same _id), written only by the worker
+ *   holding its lease: a list reads small documents, however long the logs (FerretDB decodes
+ *   whole documents before it projects);
  * - the queue lists the deployments still to run, so the pipeline never scans all of them;
  * - a service's list is its timeline: insert-only entries keyed `<service>:<sequence>`, read by
  *   _id (see deployments.timeline.ts).
@@ -27,7 +29,6 @@ export interface DeploymentDoc {
   serviceId: string;
   commitHash: string;
   commitMessage: string;
-  logs: string;
   createdAt: Date;
   /**
    * Its place in the service's timeline (the entry `timelineEntryId(serviceId, timelineSeq)`).
@@ -43,7 +44,6 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     serviceId: { type: String, required: true },
     commitHash: { type: String, required: true },
     commitMessage: { type: String, default: '' },
-    logs: { type: String, default: '' },
     createdAt: { type: Date, required: true },
     timelineSeq: { type: Number, required: true },
   },
@@ -52,6 +52,26 @@ const deploymentSchema = new Schema<DeploymentDoc>(
 // No { serviceId, createdAt } index: the list reads the service's timeline by _id instead.
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
+
+/** A deployment's build and deploy output; `_id` is the deployment's id. */
+export interface DeploymentLogsDoc {
+  _id: string;
+  projectId: string;
+  serviceId: string;
+  logs: string;
+}
+
+const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
+  {
+    _id: { type: String, required: true },
+    projectId: { type: String, required: true },
+    serviceId: { type: String, required: true },
+    logs: { type: String, default: '' },
+  },
+  { collection: 'deployment_logs', versionKey: false },
+);
+// project.deleted removes a project's logs.
+deploymentLogsSchema.index({ projectId: 1 });
 
 /** `<deployment>:<from-status>`, or `<deployment>:created` for the first status. */
 export const transitionId = (deploymentId: string, from: DeploymentStatus | null) =>
@@ -228,6 +248,7 @@ idempotencyKeySchema.index({ createdAt: 1 });
 
 export interface DeploymentModels {
   deployments: Model<DeploymentDoc>;
+  logs: Model<DeploymentLogsDoc>;
   transitions: Model<TransitionDoc>;
   leases: Model<LeaseDoc>;
   queue: Model<QueueEntryDoc>;
@@ -244,6 +265,7 @@ function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Mo
 export function deploymentModels(connection: Connection): DeploymentModels {
   return {
     deployments: modelOf(connection, 'Deployment', deploymentSchema),
+    logs: modelOf(connection, 'DeploymentLogs', deploymentLogsSchema),
     transitions: modelOf(connection, 'DeploymentTransition', transitionSchema),
     leases: modelOf(connection, 'DeploymentLease', leaseSchema),
     queue: modelOf(connection, 'DeploymentQueueEntry', queueEntrySchema),

@@ -11,6 +11,7 @@ import {
 import {
   transitionId,
   type DeploymentDoc,
+  type DeploymentLogsDoc,
   type DeploymentModels,
   type TimelineEntryDoc,
   type TransitionDoc,
@@ -75,7 +76,8 @@ const fieldsOf = (doc: DeploymentDoc): DeploymentFields => ({
   serviceId: doc.serviceId,
   commitHash: doc.commitHash,
   commitMessage: doc.commitMessage ?? '',
-  logs: doc.logs ?? '',
+  // Read from the logs document by those who show them (findInService, findById).
+  logs: '',
   createdAt: doc.createdAt,
 });
 
@@ -170,8 +172,10 @@ export class DeploymentsRepository {
       deployedAt: null,
     };
     // Queued first: a deployment is never without its way to the pipeline (a queue entry whose
-    // deployment never came is dropped by the pipeline).
+    // deployment never came is dropped by the pipeline). Its (empty) logs before it, so the
+    // pipeline always finds them; logs without a deployment go with the project's cascade.
     await this.enqueue(deployment);
+    await this.insertLogs(deployment);
     const inserted = await insertOnce(() =>
       this.models.deployments.create({
         _id: fields.id,
@@ -180,7 +184,6 @@ export class DeploymentsRepository {
         serviceId: deployment.serviceId,
         commitHash: deployment.commitHash,
         commitMessage: deployment.commitMessage,
-        logs: '',
         createdAt: deployment.createdAt,
         timelineSeq: place.seq,
       }),
@@ -213,9 +216,12 @@ export class DeploymentsRepository {
     );
   }
 
+  /** With its logs (the pipeline carries them on). */
   async findById(id: Types.ObjectId | string): Promise<Deployment | null> {
     const doc = await this.models.deployments.findById(id).lean<DeploymentDoc>();
-    return doc ? (await this.withStatuses([fieldsOf(doc)]))[0]! : null;
+    if (!doc) return null;
+    const [deployment] = await this.withStatuses([fieldsOf(doc)]);
+    return { ...deployment!, logs: await this.logsOf(deployment!.id) };
   }
 
   /** A deployment only when it belongs to this service of this project and account. */
@@ -227,17 +233,14 @@ export class DeploymentsRepository {
     if (!doc || !belongsTo(doc, ref)) return null;
     const [deployment] = await this.withStatuses([fieldsOf(doc)]);
     // The pipeline writes the logs before each status change, so logs read after the status
-    // are at least as new as it; the first read may predate a change that landed meanwhile.
-    const latest = await this.models.deployments
-      .findById(doc._id, { logs: 1 })
-      .lean<Pick<DeploymentDoc, 'logs'>>();
-    return { ...deployment!, logs: latest?.logs ?? deployment!.logs };
+    // are at least as new as it.
+    return { ...deployment!, logs: await this.logsOf(deployment!.id) };
   }
 
   /** The timeline place of a deployment of this service; null when it is not one. */
   async timelineSeqOf(ref: ServiceRef, id: string): Promise<number | null> {
     const doc = await this.models.deployments
-      .findById(parseObjectId(id, 'Deployment'), { logs: 0 })
+      .findById(parseObjectId(id, 'Deployment'))
       .lean<DeploymentDoc>();
     return doc && belongsTo(doc, ref) && typeof doc.timelineSeq === 'number'
       ? doc.timelineSeq
@@ -307,12 +310,9 @@ export class DeploymentsRepository {
     }));
   }
 
-  /** A list's deployments by _id, without their logs (exposed so its plan can be checked). */
+  /** A list's deployments by _id (exposed so its plan can be checked); logs live apart. */
   deploymentsQuery(ids: readonly string[]) {
-    return this.models.deployments.find(
-      { _id: { $in: ids.map((id) => new Types.ObjectId(id)) } },
-      { logs: 0 },
-    );
+    return this.models.deployments.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) } });
   }
 
   /** Every status change the deployments can have, by _id (exposed so its plan can be checked). */
@@ -374,9 +374,21 @@ export class DeploymentsRepository {
     await this.models.leases.deleteMany(scope);
     await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
     await this.timeline.deleteWhere(owned);
+    await this.models.logs.deleteMany(scope);
     // Last, so a deployment that is gone has nothing left behind.
     const result = await this.models.deployments.deleteMany(owned);
     return result.deletedCount;
+  }
+
+  private async logsOf(id: string): Promise<string> {
+    const doc = await this.models.logs.findById(id).lean<DeploymentLogsDoc>();
+    return doc?.logs ?? '';
+  }
+
+  private async insertLogs(d: Pick<Deployment, 'id' | 'projectId' | 'serviceId'>) {
+    await insertOnce(() =>
+      this.models.logs.create({ _id: d.id, projectId: d.projectId, serviceId: d.serviceId }),
+    );
   }
 
   private async enqueue(d: Pick<Deployment, 'id' | 'projectId' | 'serviceId' | 'createdAt'>) {

@@ -54,6 +54,12 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
       serviceId: service.serviceId,
       commitHash,
       commitMessage: 'Fix the login page',
+    });
+    expect(doc).not.toHaveProperty('logs');
+    // Its logs are a document of their own, empty until the pipeline writes.
+    expect(await h.models.logs.findById(res.body.id).lean()).toMatchObject({
+      projectId: service.projectId,
+      serviceId: service.serviceId,
       logs: '',
     });
     expect(doc!.createdAt.toISOString()).toBe(res.body.createdAt);

@@ -72,7 +72,7 @@ describe('a pipeline worker that stops without finishing', () => {
       const id = created.body.id;
       const pids = await pidsWrittenBy(pidDir, id);
       leftovers.push(...pids);
-      await waitFor(async () => (await h.document(id))?.logs.includes('long step of'), {
+      await waitFor(async () => (await h.logs(id)).includes('long step of'), {
         what: 'A’s output in the logs',
       });
       expect(await h.leases(id)).toEqual([
@@ -120,7 +120,7 @@ describe('a pipeline worker that stops without finishing', () => {
     expect(
       await repository.transition((await repository.findById(id))!, 'DEPLOYING', 1),
     ).not.toBeNull();
-    await h.models.deployments.updateOne(
+    await h.models.logs.updateOne(
       { _id: id },
       {
         $set: {
@@ -219,7 +219,7 @@ describe('a pipeline worker shutting down', () => {
     expect((await h.api.get(service, id)).body.status).toBe('BUILDING');
     expect(await h.leases(id)).toEqual([{ attempt: 1, owner: workerA.workerId, released: true }]);
     expect(await h.isQueued(id)).toBe(true);
-    expect((await h.document(id))!.logs).toContain(
+    expect(await h.logs(id)).toContain(
       'The pipeline worker is shutting down: the build step will run again.',
     );
 

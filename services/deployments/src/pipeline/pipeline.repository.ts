@@ -3,6 +3,7 @@ import { isDuplicateKeyError } from '@platform/shared';
 import {
   leaseId,
   transitionId,
+  type DeploymentDoc,
   type DeploymentModels,
   type LeaseDoc,
   type QueueEntryDoc,
@@ -118,11 +119,28 @@ export class PipelineRepository {
 
   /** False when the deployment no longer exists. */
   async writeLogs(lease: Lease, logs: string): Promise<boolean> {
-    const result = await this.models.deployments.updateOne(
-      { _id: new Types.ObjectId(lease.deploymentId) },
+    const result = await this.models.logs.updateOne(
+      { _id: lease.deploymentId },
       { $set: { logs } },
     );
-    return result.matchedCount === 1;
+    if (result.matchedCount === 1) return true;
+    // No logs document: the deployment is gone, or it predates them (an older version kept the
+    // logs in the deployment document).
+    const deployment = await this.models.deployments
+      .findById(new Types.ObjectId(lease.deploymentId), { projectId: 1, serviceId: 1 })
+      .lean<Pick<DeploymentDoc, 'projectId' | 'serviceId'>>();
+    if (!deployment) return false;
+    await this.models.logs
+      .create({
+        _id: lease.deploymentId,
+        projectId: deployment.projectId,
+        serviceId: deployment.serviceId,
+        logs,
+      })
+      .catch((err: unknown) => {
+        if (!isDuplicateKeyError(err)) throw err;
+      });
+    return true;
   }
 
   /**

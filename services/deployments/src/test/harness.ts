@@ -26,6 +26,7 @@ import {
   allModels,
   deploymentModels,
   type DeploymentDoc,
+  type DeploymentLogsDoc,
   type LeaseDoc,
   type TransitionDoc,
 } from '../deployments/deployments.model';
@@ -133,6 +134,10 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** The stored document, as the API left it. */
     async document(id: string): Promise<DeploymentDoc | null> {
       return models.deployments.findById(id).lean<DeploymentDoc>();
+    },
+    /** The stored logs ('' when there are none). */
+    async logs(id: string): Promise<string> {
+      return (await models.logs.findById(id).lean<DeploymentLogsDoc>())?.logs ?? '';
     },
     /** The recorded status changes, as "from>to" ("->BUILDING" for the creation), in order. */
     async changes(id: string): Promise<string[]> {
