@@ -102,7 +102,9 @@ describe('project.deleted and service.deleted', () => {
           (m as typeof logs).countDocuments({ projectId }),
         ),
       );
-    expect(await leftOf(api.projectId)).toEqual([0, 0, 0, 0, 0, 0]);
+    await waitFor(async () => (await leftOf(api.projectId)).every((n) => n === 0), {
+      what: 'every document of the project to go',
+    });
     expect((await leftOf(otherProject.projectId))[0]).toBe(1);
   });
 
@@ -142,10 +144,12 @@ describe('project.deleted and service.deleted', () => {
     });
 
     expect(await h.document(kept.body.id)).not.toBeNull();
-    const processed = await h.connection
-      .collection('processed_events')
-      .countDocuments({ _id: `${groupId}:${event.eventId}` as any });
-    expect(processed).toBe(1);
+    const processed = () =>
+      h.connection
+        .collection('processed_events')
+        .countDocuments({ _id: `${groupId}:${event.eventId}` as any });
+    await waitFor(async () => (await processed()) > 0, { what: 'the event to be recorded' });
+    expect(await processed()).toBe(1);
   });
 
   it('stops the running build of a deployment whose project was deleted', async () => {
@@ -163,7 +167,10 @@ describe('project.deleted and service.deleted', () => {
       what: 'the deployment to go',
     });
     expect(await h.isQueued(created.body.id)).toBe(false);
-    expect(await h.changes(created.body.id)).toEqual([]);
+    // Its status changes go last.
+    await waitFor(async () => (await h.changes(created.body.id)).length === 0, {
+      what: 'its status changes to go',
+    });
     await waitFor(
       async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
       {

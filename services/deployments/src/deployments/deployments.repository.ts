@@ -344,6 +344,11 @@ export class DeploymentsRepository {
       );
     });
     if (!recorded) return null;
+    if (!(await this.models.deployments.exists({ _id: new Types.ObjectId(current.id) }))) {
+      // Deleted meanwhile (its project or service): leave nothing behind the cascade.
+      await this.models.transitions.deleteOne({ _id: transitionId(current.id, current.status) });
+      return null;
+    }
     return {
       ...current,
       status: to,
@@ -370,13 +375,15 @@ export class DeploymentsRepository {
     scope: { projectId: string; serviceId?: string },
   ) {
     await this.models.queue.deleteMany(scope);
-    // A worker still running one of them finds its lease gone at its next heartbeat and stops.
+    // A worker still running one of them finds its lease gone at its next heartbeat and stops;
+    // meanwhile its logs are gone (it can write none back) and so is its deployment.
     await this.models.leases.deleteMany(scope);
-    await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
-    await this.timeline.deleteWhere(owned);
     await this.models.logs.deleteMany(scope);
-    // Last, so a deployment that is gone has nothing left behind.
     const result = await this.models.deployments.deleteMany(owned);
+    await this.timeline.deleteWhere(owned);
+    // Last: a status change a worker records after this finds its deployment gone and takes
+    // it back (transition()); one recorded before is deleted here.
+    await this.models.transitions.deleteMany({ ...scope, accountId: owned.accountId });
     return result.deletedCount;
   }
 
