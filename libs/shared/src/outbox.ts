@@ -2,6 +2,7 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { PlatformEvent, Topic } from './events';
+import { isDuplicateKeyError } from './mongo';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
 type AnyModel = Model<any>;
@@ -178,7 +179,7 @@ export class OutboxRelay implements OutboxWriter {
       })
       .catch((err: unknown) => {
         // Marked already (a retried write): one marker is enough.
-        if ((err as { code?: number }).code !== 11000) throw err;
+        if (!isDuplicateKeyError(err)) throw err;
       });
     const result = await write();
     this.notify(model, id);
