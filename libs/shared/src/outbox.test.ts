@@ -3,7 +3,14 @@ import type { Kafka } from 'kafkajs';
 import { createKafka, createProducer, ensureTopics } from './kafka';
 import { connectMongo, syncIndexes } from './mongo';
 import { newEvent, TOPICS, type ProjectDeletedEvent } from './events';
-import { OutboxRelay, outboxEntry, outboxFields, withOutbox, type OutboxWriter } from './outbox';
+import {
+  OutboxRelay,
+  outboxEntry,
+  outboxFields,
+  withOutbox,
+  type OutboxRelayOptions,
+  type OutboxWriter,
+} from './outbox';
 import { collectMessages, testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
 
 interface Thing {
@@ -41,16 +48,21 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     await connection.close();
   });
 
+  /** A relay over `Thing` with the real broker, unless `options` say otherwise. */
+  const newRelay = (options: Partial<OutboxRelayOptions> = {}) =>
+    new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [Thing],
+      logger: testLogger(),
+      ...options,
+    });
+
   const deletedEvent = (projectId: string) =>
     newEvent<ProjectDeletedEvent>({ type: 'project.deleted', accountId: 'acct-outbox', projectId });
 
   it('publishes events written with a change, in order, and empties the outbox', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [Thing],
-      logger: testLogger(),
-    });
+    const relay = newRelay();
     try {
       const thing = await Thing.create({ name: 'a' });
       const id = thing._id.toHexString();
@@ -85,8 +97,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
   });
 
   /** A relay that never runs: what a writer that crashed right after its write leaves. */
-  const crashedWriter = () =>
-    new OutboxRelay({ producer: createProducer(kafka), models: [Thing], logger: testLogger() });
+  const crashedWriter = () => newRelay();
 
   /** A document with one project.deleted event in its outbox, written through `writer`. */
   async function writePending(name: string, writer: OutboxWriter) {
@@ -116,22 +127,14 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       clientId: 'outbox-down',
       logger: testLogger(),
     });
-    const failing = new OutboxRelay({
-      producer: createProducer(down),
-      models: [Thing],
-      logger: testLogger(),
-    });
+    const failing = newRelay({ producer: createProducer(down) });
     const written = await writePending('b', failing);
     await expect(failing.drainOnce()).rejects.toThrow();
     expect((await Thing.findById(written._id).lean())?.outbox).toHaveLength(1);
     expect(await markerOf(written.id)).not.toBeNull();
 
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [Thing],
-      logger: testLogger(),
-    });
+    const relay = newRelay();
     try {
       // Its scan at start reads the marker the failed relay left.
       relay.start();
@@ -148,12 +151,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
 
   it('publishes what its writers write at once, and leaves the rest to its periodic scan', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [Thing],
-      logger: testLogger(),
-      scanIntervalMs: 10 * 60_000,
-    });
+    const relay = newRelay({ scanIntervalMs: 10 * 60_000 });
     try {
       // Found by the scan at start: after it, only its own writes or the next scan (10 min).
       const before = await writePending('before-start', crashedWriter());
@@ -188,14 +186,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
 
   it('finds what a crashed writer left with its periodic scan, and drops markers of writes that never came', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [Thing],
-      logger: testLogger(),
-      scanIntervalMs: 300,
-      scanMinAgeMs: 200,
-      orphanMarkerMs: 1_000,
-    });
+    const relay = newRelay({ scanIntervalMs: 300, scanMinAgeMs: 200, orphanMarkerMs: 1_000 });
     try {
       relay.start();
       await new Promise((r) => setTimeout(r, 100));
