@@ -1,33 +1,23 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Model } from 'mongoose';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { PlatformEvent, Topic } from './events';
-import { isDuplicateKeyError } from './mongo';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
 type AnyModel = Model<any>;
 
 /**
- * The transactional outbox without transactions: an event is pushed into the `outbox` array of
- * the very document whose change it announces, in the same single-document update, so the
- * change and its event are written atomically (FerretDB has no multi-document transactions).
- * The relay publishes pending entries in order, then removes them. A broker outage only delays
- * publishing; a crash between publish and removal re-publishes, which consumers absorb by
- * eventId.
+ * The transactional outbox on a single document: an event is pushed into the `outbox` array of
+ * the very document whose change it announces, in the same update (`withOutbox`), so the change
+ * and its event are written atomically without a multi-document transaction. The relay publishes
+ * a document's pending entries in order, then pulls exactly those entries out again (entries
+ * pushed meanwhile stay). A broker outage only delays publishing; a crash between publish and
+ * pull publishes again, which consumers absorb by `eventId` (at-least-once).
  *
- * Finding the pending documents: before the write, a marker naming the document goes into the
- * small `outbox_markers` collection; after it, the writer tells the relay (`OutboxWriter.write`
- * does both). The relay reads the document by `_id`, publishes, clears it by `_id` and deletes
- * the marker. Its periodic scan reads only the markers, so what it costs follows the events not
- * yet published, not the size of the collections (on FerretDB, which answers no filter but `_id`
- * from an index, a scan for `{outboxPending: true}` reads every document ever written). A writer
- * that crashed after its write leaves a marker the scan finds; one that crashed before leaves a
- * marker without a pending document, which the scan drops.
- *
- * Concurrency: FerretDB 1.24 does not isolate concurrent updates of one document (one can undo
- * another). So an outbox must live in documents that nobody else updates once the event is in:
- * a deleted project or service, or an insert-only record such as a deployment's status
- * transition. Documents that keep changing must not carry an outbox.
+ * Finding pending documents: the writer tells the relay which document it wrote
+ * (`OutboxWriter.write`), so an event leaves within milliseconds; a periodic sweep reads
+ * `{outboxPending: true}` through its index for whatever a crashed writer, or another replica,
+ * left behind.
  */
 export interface OutboxEntry {
   eventId: string;
@@ -46,10 +36,10 @@ const outboxEntrySchema = new Schema<OutboxEntry>(
   { _id: false },
 );
 
-/** Add to a schema whose documents announce their changes: `schema.add(outboxFields)`. */
+/** Add to a schema whose documents announce their changes: `...outboxFields` in its definition. */
 export const outboxFields = {
   outbox: { type: [outboxEntrySchema], default: [] },
-  /** Set with every push, cleared by the relay when the array is empty: an indexable flag. */
+  /** Set with every push, cleared by the relay once the array is empty: the sweep's index. */
   outboxPending: { type: Boolean, default: false, index: true },
 };
 
@@ -69,75 +59,43 @@ export function withOutbox<U extends { $set?: Record<string, unknown> }>(
   };
 }
 
-/** One per document that may hold unpublished events; `_id` is `<collection>:<document _id>`. */
-interface OutboxMarker {
-  _id: string;
-  collectionName: string;
-  documentId: unknown;
-  at: Date;
-}
-
-const outboxMarkerSchema = new Schema<OutboxMarker>(
-  {
-    _id: { type: String, required: true },
-    collectionName: { type: String, required: true },
-    documentId: { type: Schema.Types.Mixed, required: true },
-    at: { type: Date, required: true },
-  },
-  { versionKey: false, collection: 'outbox_markers' },
-);
-
-const outboxMarkers = (connection: Connection): Model<OutboxMarker> =>
-  connection.models.OutboxMarker ??
-  connection.model<OutboxMarker>('OutboxMarker', outboxMarkerSchema);
-
-const markerId = (model: AnyModel, id: unknown) =>
-  `${model.collection.collectionName}:${String(id)}`;
-
 /** What a repository that writes events needs from the relay. */
 export interface OutboxWriter {
   /**
-   * Runs `write`, a single-document insert or update of `model`'s document `id` that pushes
-   * events into its outbox (or does nothing, e.g. a lost race), with the marker before it and
-   * the relay told after it.
+   * Runs `write`, a single-document write of `model`'s document `id` that may push events into
+   * its outbox (or do nothing, e.g. a lost race), and has the relay publish them at once.
    */
   write<T>(model: AnyModel, id: unknown, write: () => Promise<T>): Promise<T>;
 }
 
-/** For code that writes no events in a given setting (a test without Kafka): just writes. */
+/** For code that publishes nothing in a given setting (a test without Kafka): just writes. */
 export const writeWithoutRelay: OutboxWriter = { write: (_model, _id, write) => write() };
 
 export interface OutboxRelayOptions {
   producer: Producer;
-  /** The collections whose documents carry an outbox (all in one database). */
+  /** The collections whose documents carry an outbox. */
   models: AnyModel[];
   logger: Logger;
-  /** How often to read the markers for events nobody announced (a writer that crashed). */
-  scanIntervalMs?: number;
-  /** Markers younger than this are left to their writer's own notification. */
-  scanMinAgeMs?: number;
-  /** A marker whose document never came (its writer stopped in between) is dropped after this. */
-  orphanMarkerMs?: number;
+  /** How often to sweep for pending documents nobody announced (a writer that crashed). */
+  sweepIntervalMs?: number;
   batchSize?: number;
 }
 
 const MAX_BACKOFF_MS = 5_000;
-const DEFAULT_SCAN_INTERVAL_MS = 5_000;
-const DEFAULT_SCAN_MIN_AGE_MS = 5_000;
-const DEFAULT_ORPHAN_MARKER_MS = 60_000;
-/** Past this many unpublished notifications (a long broker outage) the markers take over. */
+const DEFAULT_SWEEP_INTERVAL_MS = 5_000;
+/** Past this many unpublished notifications (a long broker outage) the sweep takes over. */
 const MAX_NOTIFIED = 10_000;
 
 interface PendingDocument {
   _id: unknown;
   outbox?: OutboxEntry[];
-  outboxPending?: boolean;
 }
+
+const keyOf = (model: AnyModel, id: unknown) => `${model.collection.collectionName}:${String(id)}`;
 
 /**
  * Publishes outbox entries: at once for the documents writers name, in the order they name
- * them; the rest (a writer that crashed, another replica's leftovers) from the markers at start
- * and every `scanIntervalMs`. Every read and write here is by `_id`.
+ * them; the rest from the sweep at start and every `sweepIntervalMs`.
  */
 export class OutboxRelay implements OutboxWriter {
   private running = false;
@@ -145,18 +103,13 @@ export class OutboxRelay implements OutboxWriter {
   private wake?: () => void;
   private woken = false;
   private producerConnected = false;
-  private scanRequested = true;
+  private sweepRequested = true;
   private backingOff = false;
   private readonly notified = new Map<string, { model: AnyModel; id: unknown }>();
-  private readonly markers: Model<OutboxMarker>;
-  private readonly byCollection: Map<string, AnyModel>;
   private readonly log: Logger;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    const [first] = options.models;
-    if (!first) throw new Error('OutboxRelay: no models');
-    this.markers = outboxMarkers(first.db);
-    this.byCollection = new Map(options.models.map((m) => [m.collection.collectionName, m]));
+    if (options.models.length === 0) throw new Error('OutboxRelay: no models');
     this.log = options.logger.child({ component: 'outbox' });
     options.producer.on(options.producer.events.DISCONNECT, () => {
       this.producerConnected = false;
@@ -170,29 +123,18 @@ export class OutboxRelay implements OutboxWriter {
   }
 
   async write<T>(model: AnyModel, id: unknown, write: () => Promise<T>): Promise<T> {
-    await this.markers
-      .create({
-        _id: markerId(model, id),
-        collectionName: model.collection.collectionName,
-        documentId: id,
-        at: new Date(),
-      })
-      .catch((err: unknown) => {
-        // Marked already (a retried write): one marker is enough.
-        if (!isDuplicateKeyError(err)) throw err;
-      });
     const result = await write();
     this.notify(model, id);
     return result;
   }
 
-  /** Publishes document `id` of `model` now (write() calls it; its marker is there already). */
+  /** Publishes document `id` of `model` now (write() calls it). */
   notify(model: AnyModel, id: unknown): void {
     if (this.notified.size >= MAX_NOTIFIED) {
       this.notified.clear();
-      this.scanRequested = true;
+      this.sweepRequested = true;
     } else {
-      this.notified.set(markerId(model, id), { model, id });
+      this.notified.set(keyOf(model, id), { model, id });
     }
     this.poke();
   }
@@ -204,60 +146,53 @@ export class OutboxRelay implements OutboxWriter {
     if (this.producerConnected) await this.options.producer.disconnect().catch(() => undefined);
   }
 
-  /** Publishes everything marked, however young; returns how many events went out. */
+  /** Publishes every pending document now; returns how many events went out. */
   async drainOnce(): Promise<number> {
     let published = 0;
     while (true) {
-      const { events, full } = await this.scanOnce(0);
+      const { events, full } = await this.sweepOnce();
       published += events;
       if (!full) return published;
     }
   }
 
-  /** One batch of markers older than `minAgeMs`, oldest first; `full` when more may remain. */
-  private async scanOnce(minAgeMs: number) {
+  /** One batch of pending documents of each model; `full` when more may remain. */
+  private async sweepOnce() {
     const batchSize = this.options.batchSize ?? 100;
-    const markers = await this.markers
-      .find({ at: { $lte: new Date(Date.now() - minAgeMs) } })
-      .sort({ at: 1 })
-      .limit(batchSize)
-      .lean<OutboxMarker[]>();
     let events = 0;
-    for (const marker of markers) {
-      const model = this.byCollection.get(marker.collectionName);
-      if (!model) continue;
-      const orphanAfter =
-        marker.at.getTime() + (this.options.orphanMarkerMs ?? DEFAULT_ORPHAN_MARKER_MS);
-      events += await this.publish(model, marker.documentId, Date.now() > orphanAfter);
+    let full = false;
+    for (const model of this.options.models) {
+      const pending = await model
+        .find({ outboxPending: true }, { outbox: 1 })
+        .limit(batchSize)
+        .lean<PendingDocument[]>();
+      for (const doc of pending) events += await this.publish(model, doc);
+      full ||= pending.length === batchSize;
     }
-    return { events, full: markers.length === batchSize };
+    return { events, full };
   }
 
   /** The notified documents, in the order they were notified; each leaves the queue once out. */
   private async publishNotified() {
     let events = 0;
     for (const [key, { model, id }] of this.notified) {
-      events += await this.publish(model, id, true);
+      const doc = await model.findById(id, { outbox: 1 }).lean<PendingDocument | null>();
+      if (doc) events += await this.publish(model, doc);
       this.notified.delete(key);
     }
     return events;
   }
 
   /**
-   * Publishes the document's pending events, clears its outbox and drops its marker. A document
-   * with nothing pending drops its marker; a missing one only when `dropIfMissing` (its writer
-   * is done, or long gone).
+   * Publishes the document's entries, then pulls exactly those out (one pushed meanwhile stays
+   * and keeps the document pending); the flag goes only when the array is empty.
    */
-  private async publish(model: AnyModel, id: unknown, dropIfMissing: boolean) {
-    const doc = await model
-      .findById(id, { outbox: 1, outboxPending: 1 })
-      .lean<PendingDocument | null>();
-    if (!doc && !dropIfMissing) return 0;
-    const entries = doc?.outboxPending ? (doc.outbox ?? []) : [];
+  private async publish(model: AnyModel, doc: PendingDocument) {
+    const entries = doc.outbox ?? [];
     if (entries.length > 0) {
       await this.ensureProducer();
       // Consecutive entries of one topic go in one send; order within the document is kept.
-      for (let i = 0; i < entries.length;) {
+      for (let i = 0; i < entries.length; ) {
         const topic = entries[i]!.topic;
         let j = i;
         while (j < entries.length && entries[j]!.topic === topic) j++;
@@ -270,15 +205,13 @@ export class OutboxRelay implements OutboxWriter {
         });
         i = j;
       }
+      // The entries exactly as read (whole values): those pushed meanwhile are not among them.
+      await model.updateOne({ _id: doc._id }, { $pullAll: { outbox: entries } });
     }
-    // By _id alone. Safe because nobody writes an outbox document once its event is in (above).
-    // Both at once: should either fail, the events go out again, and consumers skip them by id.
-    await Promise.all([
-      doc?.outboxPending
-        ? model.updateOne({ _id: doc._id }, { $set: { outbox: [], outboxPending: false } })
-        : undefined,
-      this.markers.deleteOne({ _id: markerId(model, id) }),
-    ]);
+    await model.updateOne(
+      { _id: doc._id, outboxPending: true, outbox: { $size: 0 } },
+      { $set: { outboxPending: false } },
+    );
     return entries.length;
   }
 
@@ -289,23 +222,19 @@ export class OutboxRelay implements OutboxWriter {
   }
 
   private async run() {
-    const scanIntervalMs = this.options.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS;
-    const minAgeMs = this.options.scanMinAgeMs ?? DEFAULT_SCAN_MIN_AGE_MS;
+    const sweepIntervalMs = this.options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     let backoff = 0;
-    let nextScanAt = 0;
-    let firstScan = true;
+    let nextSweepAt = 0;
     while (this.running) {
       let more = false;
       try {
         this.woken = false;
-        if (this.scanRequested || Date.now() >= nextScanAt) {
-          // Stays requested until a scan gets through (and while batches come back full).
-          this.scanRequested = true;
-          nextScanAt = Date.now() + scanIntervalMs;
-          // At start every marker is a leftover: no writer of this process is under way.
-          more = (await this.scanOnce(firstScan ? 0 : minAgeMs)).full;
-          firstScan = firstScan && more;
-          this.scanRequested = more;
+        if (this.sweepRequested || Date.now() >= nextSweepAt) {
+          // Stays requested until a sweep gets through (and while batches come back full).
+          this.sweepRequested = true;
+          nextSweepAt = Date.now() + sweepIntervalMs;
+          more = (await this.sweepOnce()).full;
+          this.sweepRequested = more;
         }
         await this.publishNotified();
         if (backoff > 0) this.log.info('outbox relay recovered');
@@ -318,7 +247,7 @@ export class OutboxRelay implements OutboxWriter {
       if (!this.running) break;
       if (backoff === 0 && (more || this.notified.size > 0)) continue;
       this.backingOff = backoff > 0;
-      await this.sleep(backoff || Math.max(0, nextScanAt - Date.now()));
+      await this.sleep(backoff || Math.max(0, nextSweepAt - Date.now()));
       this.backingOff = false;
     }
   }

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { Types, type FilterQuery, type Model } from 'mongoose';
 import { validationError } from './errors';
-import type { Types } from 'mongoose';
 
 /**
- * Keyset paging, newest first (`createdAt` desc, then `_id` desc; contracts.md, Lists).
- * The cursor is the position of the last item returned, opaque to clients.
+ * Keyset paging, newest first (`createdAt` desc, then `_id` desc; contracts.md, Lists). Every
+ * list has an index that starts with its equality fields and ends `createdAt: -1, _id: -1`, so a
+ * page is one index range read at any depth. The cursor is the position of the last item
+ * returned, opaque to clients.
  */
 export const listQuery = z
   .object({
@@ -18,35 +20,26 @@ export type ListQuery = z.infer<typeof listQuery>;
 export interface CursorPosition {
   createdAt: Date;
   id: string;
-  /**
-   * The item's place (≥ 1) in a sequence its list keeps itself (the deployments' timeline), for
-   * lists that page by it rather than by createdAt and id. Absent otherwise.
-   */
-  seq?: number;
 }
 
 export function encodeCursor(position: CursorPosition): string {
-  const fields: unknown[] = [position.createdAt.getTime(), position.id];
-  if (position.seq !== undefined) fields.push(position.seq);
-  return Buffer.from(JSON.stringify(fields)).toString('base64url');
+  return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id])).toString(
+    'base64url',
+  );
 }
 
-/** A cursor that was not made by encodeCursor is a validation error, not a 500. */
+/** A cursor that was not made by encodeCursor is null. */
 export function decodeCursor(cursor: string): CursorPosition | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (
       Array.isArray(value) &&
-      (value.length === 2 || value.length === 3) &&
+      value.length === 2 &&
       Number.isSafeInteger(value[0]) &&
       typeof value[1] === 'string' &&
       /^[0-9a-f]{24}$/.test(value[1])
     ) {
-      const position: CursorPosition = { createdAt: new Date(value[0] as number), id: value[1] };
-      if (value.length === 2) return position;
-      if (Number.isSafeInteger(value[2]) && (value[2] as number) >= 1) {
-        return { ...position, seq: value[2] as number };
-      }
+      return { createdAt: new Date(value[0] as number), id: value[1] };
     }
   } catch {
     // fall through
@@ -62,11 +55,8 @@ export function parseCursor(cursor: string): CursorPosition {
 }
 
 /** The filter that selects what comes after `position` in (createdAt desc, _id desc) order. */
-export function afterCursorFilter(
-  position: CursorPosition,
-  toObjectId: (id: string) => Types.ObjectId,
-) {
-  const id = toObjectId(position.id);
+export function afterCursorFilter(position: CursorPosition) {
+  const id = new Types.ObjectId(position.id);
   return {
     $or: [
       { createdAt: { $lt: position.createdAt } },
@@ -77,17 +67,53 @@ export function afterCursorFilter(
 
 export const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
-/**
- * Given `limit + 1` rows fetched in the list's order (NEWEST_FIRST), returns the page and the
- * cursor of the next one (absent on the last page): the last item's position, by default its
- * createdAt and id.
- */
-export function toPage<T extends { id: string; createdAt: Date }>(
-  rows: T[],
-  limit: number,
-  positionOf: (row: T) => CursorPosition = (row) => ({ createdAt: row.createdAt, id: row.id }),
-): { items: T[]; nextCursor?: string } {
-  if (rows.length <= limit) return { items: rows };
-  const items = rows.slice(0, limit);
-  return { items, nextCursor: encodeCursor(positionOf(items[items.length - 1]!)) };
+/** What a list document has at least: the keyset fields. */
+export interface Pageable {
+  _id: Types.ObjectId;
+  createdAt: Date;
 }
+
+export interface Page<T> {
+  items: T[];
+  /** Present when more remain. */
+  nextCursor?: string;
+}
+
+export interface PageRequest {
+  /** Absent: every match (for lists bounded by a quota). */
+  limit?: number;
+  /** As the client sent it; parsed here (an invalid one is 400). */
+  cursor?: string;
+}
+
+/**
+ * One page of `model`'s documents matching `filter` (equality conditions, no `$or` of its own),
+ * newest first: a `limit + 1` read after the cursor, so the caller learns whether another page
+ * follows without a count.
+ */
+export async function findPage<D extends Pageable>(
+  model: Model<D>,
+  filter: FilterQuery<D>,
+  request: PageRequest,
+  projection?: Record<string, 0 | 1>,
+): Promise<Page<D>> {
+  const after = request.cursor ? afterCursorFilter(parseCursor(request.cursor)) : {};
+  let query = model
+    .find({ ...filter, ...after } as FilterQuery<D>, projection)
+    .sort(NEWEST_FIRST);
+  if (request.limit !== undefined) query = query.limit(request.limit + 1);
+  const rows = (await query.lean()) as unknown as D[];
+  if (request.limit === undefined || rows.length <= request.limit) return { items: rows };
+  const items = rows.slice(0, request.limit);
+  const last = items[items.length - 1]!;
+  return {
+    items,
+    nextCursor: encodeCursor({ createdAt: last.createdAt, id: last._id.toHexString() }),
+  };
+}
+
+/** The same page with its items mapped (to the API's shape). */
+export const mapPage = <T, U>(page: Page<T>, map: (item: T) => U): Page<U> => ({
+  items: page.items.map(map),
+  ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+});
