@@ -5,7 +5,8 @@
 # scripts/infra, cached under ~/.cache/platform-dev), starts those servers on 127.0.0.1 unless
 # MONGO_URL, KAFKA_BROKERS and REDIS_URL are given, type-checks and lints, then runs every jest
 # project: libs/shared, each service, tools, the manifests, and the end-to-end suite against
-# the whole stack. It ends with one line `tests: N passed, N failed, N skipped`.
+# the whole stack. It ends with one line `tests: N passed, N failed, N skipped`. Tests are never
+# retried unless JEST_RETRY_TIMES=n is set; then the summary names every retried test.
 #
 # Extra arguments go to jest, e.g. `npm test -- services/projects`.
 set -euo pipefail
@@ -71,6 +72,11 @@ node -e '
   const runs = process.argv.slice(1).filter((f) => fs.existsSync(f)).map((f) => require(f));
   const sum = (k) => runs.reduce((n, r) => n + r[k], 0);
   if (runs.length < 2) console.log("(a jest run produced no results)");
+  // Retries are off unless JEST_RETRY_TIMES asks for them; every retried test is named.
+  const retried = runs.flatMap((r) => (r.testResults ?? []).flatMap((file) =>
+    (file.assertionResults ?? []).filter((t) => (t.invocations ?? 1) > 1)
+      .map((t) => `${t.fullName} (${t.invocations} runs, ${t.status})`)));
+  if (retried.length > 0) console.log(`\nretried (JEST_RETRY_TIMES=${process.env.JEST_RETRY_TIMES}):\n  ${retried.join("\n  ")}`);
   console.log(`\nsuites: ${sum("numPassedTestSuites")} passed, ${sum("numFailedTestSuites")} failed`);
   console.log(`tests: ${sum("numPassedTests")} passed, ${sum("numFailedTests") + (runs.length < 2 ? 1 : 0)} failed, ${sum("numPendingTests")} skipped`);
 ' "$results_dir/main.json" "$results_dir/faults.json"
