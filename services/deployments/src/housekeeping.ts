@@ -1,7 +1,7 @@
 import type { Logger } from '@platform/shared';
 
 /**
- * Runs clean-up tasks now and then (FerretDB has no TTL indexes). Returns the function that
+ * Runs clean-up tasks now and then (expired idempotency keys). Returns the function that
  * stops it. A failing task is logged and tried again next time.
  */
 export function startHousekeeping(

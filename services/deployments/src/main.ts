@@ -37,10 +37,10 @@ async function main() {
 
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'deployments', logger });
   await ensureTopics(kafka);
-  // Status events live in the transition documents (see deployments.model.ts).
+  // Status events wait in their deployment's outbox (see deployments.model.ts).
   const relay = new OutboxRelay({
     producer: createProducer(kafka),
-    models: [models.transitions],
+    models: [models.deployments],
     logger,
   });
   relay.start();

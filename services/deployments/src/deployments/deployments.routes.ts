@@ -1,9 +1,10 @@
 import { Router, type Request } from 'express';
-import { accountIdOf, listQuery, REQUEST_ID_HEADER, validate } from '@platform/shared';
+import { accountIdOf, REQUEST_ID_HEADER, validate } from '@platform/shared';
 import type { DeploymentsService, Target } from './deployments.service';
 import type { Caller } from './projects.client';
 import {
   IDEMPOTENCY_KEY_HEADER,
+  deploymentListQuery,
   idempotencyHeaders,
   toDeploymentResponse,
   toListItem,
@@ -30,7 +31,7 @@ export function deploymentsRouter(service: DeploymentsService): Router {
   router.get('/', async (req: DeploymentsRequest, res) => {
     // The ownership check runs inside, alongside the reads (see listDeployments).
     const page = await service.listDeployments(callerOf(req), targetOf(req), () =>
-      validate(listQuery, req.query),
+      validate(deploymentListQuery, req.query),
     );
     res.json({
       deployments: page.items.map(toListItem),

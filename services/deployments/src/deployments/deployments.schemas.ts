@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import type { Deployment } from './deployments.repository';
+import { DEPLOYMENT_STATUSES, listQuery } from '@platform/shared';
+import type { Deployment, DeploymentWithLogs } from './deployments.repository';
+
+/** `?status=FAILED,CANCELLED`: only deployments in one of these statuses (contracts.md). */
+export const deploymentListQuery = listQuery.extend({
+  status: z
+    .string()
+    .transform((value) => value.split(','))
+    .pipe(z.array(z.enum(DEPLOYMENT_STATUSES)).min(1))
+    .optional(),
+});
 
 export const triggerBody = z
   .object({
@@ -45,7 +55,9 @@ export interface DeploymentResponse extends DeploymentListItem {
 }
 
 /** The trigger answers with the new deployment only: no commitMessage, deployedAt or logs. */
-export const toTriggerResponse = (d: Deployment): TriggerResponse => ({
+export const toTriggerResponse = (
+  d: Pick<Deployment, 'id' | 'serviceId' | 'commitHash' | 'createdAt'>,
+): TriggerResponse => ({
   id: d.id,
   serviceId: d.serviceId,
   status: 'BUILDING',
@@ -66,7 +78,7 @@ export function toListItem(d: Deployment): DeploymentListItem {
   return item;
 }
 
-export const toDeploymentResponse = (d: Deployment): DeploymentResponse => ({
+export const toDeploymentResponse = (d: DeploymentWithLogs): DeploymentResponse => ({
   ...toListItem(d),
   logs: d.logs,
 });

@@ -3,7 +3,7 @@ import {
   assertTransitionAllowed,
   canTransition,
   isFinal,
-  resolveStatus,
+  statusesLeadingTo,
   type DeploymentStatus,
 } from './status';
 
@@ -59,44 +59,11 @@ describe('deployment status machine', () => {
   });
 });
 
-describe('resolveStatus', () => {
-  const created = new Date('2026-01-01T00:00:00Z');
-  const at = (seconds: number) => new Date(created.getTime() + seconds * 1000);
-
-  it('is BUILDING since creation when nothing changed', () => {
-    expect(resolveStatus(created, [{ from: null, to: 'BUILDING', at: created }])).toEqual({
-      status: 'BUILDING',
-      statusChangedAt: created,
-      deployedAt: null,
-    });
-    expect(resolveStatus(created, []).status).toBe('BUILDING');
-  });
-
-  it('follows the changes to DEPLOYED, in whatever order they were read', () => {
-    const changes = [
-      { from: 'DEPLOYING' as const, to: 'DEPLOYED' as const, at: at(20) },
-      { from: null, to: 'BUILDING' as const, at: created },
-      { from: 'BUILDING' as const, to: 'DEPLOYING' as const, at: at(10) },
-    ];
-
-    expect(resolveStatus(created, changes)).toEqual({
-      status: 'DEPLOYED',
-      statusChangedAt: at(20),
-      deployedAt: at(20),
-    });
-  });
-
-  it('stops at a cancel and has no deployedAt', () => {
-    expect(resolveStatus(created, [{ from: 'BUILDING', to: 'CANCELLED', at: at(3) }])).toEqual({
-      status: 'CANCELLED',
-      statusChangedAt: at(3),
-      deployedAt: null,
-    });
-  });
-
-  it('ignores a change that the lifecycle does not allow', () => {
-    expect(resolveStatus(created, [{ from: 'BUILDING', to: 'DEPLOYED', at: at(3) }]).status).toBe(
-      'BUILDING',
-    );
+describe('statusesLeadingTo', () => {
+  it('names the statuses a conditional update may leave for each target', () => {
+    expect(statusesLeadingTo('CANCELLED')).toEqual(['BUILDING', 'DEPLOYING']);
+    expect(statusesLeadingTo('DEPLOYING')).toEqual(['BUILDING']);
+    expect(statusesLeadingTo('DEPLOYED')).toEqual(['DEPLOYING']);
+    expect(statusesLeadingTo('BUILDING')).toEqual([]);
   });
 });

@@ -30,37 +30,6 @@ export function assertTransitionAllowed(from: DeploymentStatus, to: DeploymentSt
   }
 }
 
-/** A recorded status change; `from` is null for the creation. */
-export interface StatusChange {
-  from: DeploymentStatus | null;
-  to: DeploymentStatus;
-  at: Date;
-}
-
-export interface ResolvedStatus {
-  status: DeploymentStatus;
-  statusChangedAt: Date;
-  deployedAt: Date | null;
-}
-
-/**
- * The status a deployment is in: BUILDING from its creation, then along the recorded changes,
- * each leaving the status the previous one entered (each status is left at most once).
- */
-export function resolveStatus(createdAt: Date, changes: readonly StatusChange[]): ResolvedStatus {
-  const leaving = new Map(changes.filter((c) => c.from !== null).map((c) => [c.from, c]));
-  let resolved: ResolvedStatus = {
-    status: 'BUILDING',
-    statusChangedAt: createdAt,
-    deployedAt: null,
-  };
-  for (let next = leaving.get('BUILDING'); next && canTransition(resolved.status, next.to);) {
-    resolved = {
-      status: next.to,
-      statusChangedAt: next.at,
-      deployedAt: next.to === 'DEPLOYED' ? next.at : null,
-    };
-    next = leaving.get(resolved.status);
-  }
-  return resolved;
-}
+/** The statuses from which the lifecycle allows `to`: the condition of its conditional update. */
+export const statusesLeadingTo = (to: DeploymentStatus): DeploymentStatus[] =>
+  (Object.keys(NEXT) as DeploymentStatus[]).filter((from) => canTransition(from, to));

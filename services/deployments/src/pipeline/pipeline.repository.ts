@@ -1,171 +1,138 @@
 import { Types } from 'mongoose';
-import { isDuplicateKeyError } from '@platform/shared';
+import { insertOnce } from '@platform/shared';
 import {
-  leaseId,
-  transitionId,
+  NO_LEASE,
   type DeploymentDoc,
+  type DeploymentLogsDoc,
   type DeploymentModels,
-  type LeaseDoc,
-  type QueueEntryDoc,
 } from '../deployments/deployments.model';
-import type { DeploymentStatus } from '../deployments/status';
+import { toDeployment, type Deployment } from '../deployments/deployments.repository';
+import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 
 /** A worker's hold on a deployment: one attempt at running it. */
 export interface Lease {
-  id: string;
   deploymentId: string;
-  attempt: number;
   owner: string;
+  /** The claim's number: the deployment's `attempts` when it was claimed. */
+  attempt: number;
   leaseUntil: Date;
   /** Earlier attempts whose worker vanished without giving the deployment back. */
   lostAttempts: number;
 }
 
-export interface QueueEntry {
-  id: string;
-  projectId: string;
-  serviceId: string;
-  createdAt: Date;
+export interface Claim {
+  deployment: Deployment;
+  /** The output of earlier attempts, which this one carries on. */
+  logs: string;
+  lease: Lease;
 }
 
-const EXPIRED = new Date(0);
+/** What a heartbeat found: still ours, or why not. */
+export type LeaseState =
+  | { held: true }
+  | { held: false; reason: 'deleted' | 'lease-lost' }
+  | { held: false; reason: 'status-changed'; now: Deployment };
 
 /**
- * The pipeline's reads and writes, by _id wherever it repeats (FerretDB indexes nothing else).
- * Each document it updates has one writer: a lease only its owner renews, a deployment's logs
- * only the worker holding its current lease (see deployments.model.ts for why).
+ * The pipeline's reads and writes. Work is claimed, renewed and given back by conditional
+ * updates of the deployment document itself (its `leaseOwner`, `leaseUntil` and `attempts`), so
+ * two workers never hold one deployment; status changes go through the deployments repository
+ * with the lease as a further condition.
  */
 export class PipelineRepository {
   constructor(private readonly models: DeploymentModels) {}
 
-  /** Deployments still to run, oldest first. */
-  async queued(limit: number, skip = 0): Promise<QueueEntry[]> {
-    const docs = await this.models.queue
-      .find({})
-      .sort({ createdAt: 1, _id: 1 })
-      .skip(skip)
-      .limit(limit)
-      .lean<QueueEntryDoc[]>();
-    return docs.map((d) => ({
-      id: d._id,
-      projectId: d.projectId,
-      serviceId: d.serviceId,
-      createdAt: d.createdAt,
-    }));
-  }
-
-  async dropFromQueue(deploymentId: string): Promise<void> {
-    await this.models.queue.deleteOne({ _id: deploymentId });
-  }
-
   /**
-   * Takes the deployment for its next attempt, unless a worker still holds it. Two workers
-   * claiming at once insert the same `<deployment>#<attempt>`: one insert wins.
+   * Takes the oldest deployment still to run that nobody holds (never claimed, handed back, or
+   * its worker's lease expired): one conditional update, so racing workers take different ones.
    */
-  async claim(
-    entry: QueueEntry,
-    owner: string,
-    leaseMs: number,
-    now = new Date(),
-  ): Promise<Lease | null> {
-    const earlier = await this.leasesOf(entry.id);
-    const latest = earlier.at(-1);
-    if (latest && !latest.released && latest.leaseUntil > now) return null;
-    const attempt = (latest?.attempt ?? 0) + 1;
-    const lease: LeaseDoc = {
-      _id: leaseId(entry.id, attempt),
-      deploymentId: entry.id,
-      projectId: entry.projectId,
-      serviceId: entry.serviceId,
-      attempt,
-      owner,
-      leaseUntil: new Date(now.getTime() + leaseMs),
-      released: false,
-    };
-    try {
-      await this.models.leases.create(lease);
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return null;
-      throw err;
-    }
+  async claimNext(owner: string, leaseMs: number, now = new Date()): Promise<Claim | null> {
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    const doc = await this.models.deployments
+      .findOneAndUpdate(
+        { status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } },
+        { $set: { leaseOwner: owner, leaseUntil }, $inc: { attempts: 1 } },
+        { sort: { createdAt: 1 }, new: true },
+      )
+      .lean<DeploymentDoc>();
+    if (!doc) return null;
+    const deployment = toDeployment(doc);
     return {
-      id: lease._id,
-      deploymentId: entry.id,
-      attempt,
-      owner,
-      leaseUntil: lease.leaseUntil,
-      lostAttempts: earlier.filter((l) => !l.released).length,
+      deployment,
+      logs: await this.openLogs(deployment),
+      lease: {
+        deploymentId: deployment.id,
+        owner,
+        attempt: doc.attempts,
+        leaseUntil,
+        lostAttempts: doc.attempts - 1 - doc.handedBack,
+      },
     };
   }
 
-  /** Renews the lease; false when it is gone (its deployment was deleted). */
-  async renew(lease: Lease, leaseUntil: Date): Promise<boolean> {
-    const result = await this.models.leases.updateOne({ _id: lease.id }, { $set: { leaseUntil } });
+  /** Extends the lease while the deployment is still ours and still in `status`. */
+  async renew(lease: Lease, status: DeploymentStatus, leaseUntil: Date): Promise<LeaseState> {
+    const result = await this.models.deployments.updateOne(
+      { ...this.heldBy(lease), status },
+      { $set: { leaseUntil } },
+    );
+    if (result.matchedCount === 1) return { held: true };
+    return this.whyNotHeld(lease);
+  }
+
+  /** Why a conditional write under `lease` matched nothing. */
+  async whyNotHeld(lease: Lease): Promise<LeaseState> {
+    const doc = await this.models.deployments
+      .findById(new Types.ObjectId(lease.deploymentId))
+      .lean<DeploymentDoc>();
+    if (!doc) return { held: false, reason: 'deleted' };
+    if (doc.attempts !== lease.attempt) return { held: false, reason: 'lease-lost' };
+    return { held: false, reason: 'status-changed', now: toDeployment(doc) };
+  }
+
+  /** Writes the output so far; false when the deployment is gone. */
+  async writeLogs(lease: Lease, logs: string): Promise<boolean> {
+    const result = await this.models.logs.updateOne({ _id: lease.deploymentId }, { $set: { logs } });
     return result.matchedCount === 1;
   }
 
-  /** Another worker took over: this lease expired and the next attempt was claimed. */
-  async isTakenOver(lease: Lease): Promise<boolean> {
-    const next = leaseId(lease.deploymentId, lease.attempt + 1);
-    return (await this.models.leases.exists({ _id: next })) !== null;
+  /** Gives the deployment back unfinished (shutting down): the next worker claims it at once. */
+  async handBack(lease: Lease): Promise<void> {
+    await this.models.deployments.updateOne(this.heldBy(lease), {
+      $set: { leaseOwner: null, leaseUntil: NO_LEASE },
+      $inc: { handedBack: 1 },
+    });
   }
 
-  /** The deployment has left `status` (cancelled through the API, most likely). */
-  async hasLeft(deploymentId: string, status: DeploymentStatus): Promise<boolean> {
-    return (
-      (await this.models.transitions.exists({ _id: transitionId(deploymentId, status) })) !== null
-    );
-  }
-
-  /** False when the deployment no longer exists. */
-  async writeLogs(lease: Lease, logs: string): Promise<boolean> {
-    const result = await this.models.logs.updateOne(
-      { _id: lease.deploymentId },
-      { $set: { logs } },
-    );
-    if (result.matchedCount === 1) return true;
-    // No logs document: the deployment is gone, or it predates them (an older version kept the
-    // logs in the deployment document).
-    const deployment = await this.models.deployments
-      .findById(new Types.ObjectId(lease.deploymentId), { projectId: 1, serviceId: 1 })
-      .lean<Pick<DeploymentDoc, 'projectId' | 'serviceId'>>();
-    if (!deployment) return false;
-    await this.models.logs
-      .create({
-        _id: lease.deploymentId,
-        projectId: deployment.projectId,
-        serviceId: deployment.serviceId,
-        logs,
-      })
-      .catch((err: unknown) => {
-        if (!isDuplicateKeyError(err)) throw err;
-      });
-    return true;
+  private heldBy(lease: Lease) {
+    return {
+      _id: new Types.ObjectId(lease.deploymentId),
+      leaseOwner: lease.owner,
+      attempts: lease.attempt,
+    };
   }
 
   /**
-   * Gives the deployment back with its final logs; the attempt does not count as lost. A
-   * deployment left in a final status leaves the queue; one handed back on shutdown stays for
-   * the next worker to claim at once.
+   * The deployment's logs document, made on its first claim. A cascade that removed the
+   * deployment meanwhile has its logs removed here too, so none outlive their deployment.
    */
-  async release(lease: Lease, logs: string, finished: boolean): Promise<void> {
-    await this.writeLogs(lease, logs);
-    await this.models.leases.updateOne(
-      { _id: lease.id },
-      { $set: { leaseUntil: EXPIRED, released: true } },
+  private async openLogs(deployment: Deployment): Promise<string> {
+    const existing = await this.models.logs
+      .findById(deployment.id, { logs: 1 })
+      .lean<DeploymentLogsDoc>();
+    if (existing) return existing.logs;
+    await insertOnce(
+      this.models.logs.create({
+        _id: deployment.id,
+        accountId: deployment.accountId,
+        projectId: deployment.projectId,
+        serviceId: deployment.serviceId,
+        logs: '',
+      }),
     );
-    if (finished) await this.dropFromQueue(lease.deploymentId);
-  }
-
-  /** The deployment's leases in attempt order, read one by one by _id (there are few). */
-  private async leasesOf(deploymentId: string): Promise<LeaseDoc[]> {
-    const leases: LeaseDoc[] = [];
-    for (let attempt = 1; ; attempt++) {
-      const lease = await this.models.leases
-        .findById(leaseId(deploymentId, attempt))
-        .lean<LeaseDoc>();
-      if (!lease) return leases;
-      leases.push(lease);
+    if (!(await this.models.deployments.exists({ _id: new Types.ObjectId(deployment.id) }))) {
+      await this.models.logs.deleteOne({ _id: deployment.id });
     }
+    return '';
   }
 }

@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import type { Logger, OutboxWriter } from '@platform/shared';
 import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
-import { isFinal, type DeploymentStatus } from '../deployments/status';
+import type { DeploymentStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
-import { PipelineRepository, type Lease, type QueueEntry } from './pipeline.repository';
+import { PipelineRepository, type Claim, type Lease, type LeaseState } from './pipeline.repository';
 import { startStep, type RunningStep, type StepResult } from './step-runner';
 
 export interface PipelineWorkerOptions {
@@ -47,10 +47,6 @@ interface RunContext {
   deployments: DeploymentsRepository;
   logger: Logger;
 }
-
-const CLAIM_BATCH = 20;
-/** A queue entry whose deployment was never inserted (the API stopped in between) is dropped after this. */
-const ORPHAN_ENTRY_MS = 60_000;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -130,41 +126,19 @@ export class PipelineWorker {
 
   /** Claims and starts one deployment; false when there is none to run. */
   private async claimOne(): Promise<boolean> {
-    for (let skip = 0; ; skip += CLAIM_BATCH) {
-      const entries = await this.context.pipeline.queued(CLAIM_BATCH, skip);
-      for (const entry of entries) {
-        if (!this.active.has(entry.id) && (await this.tryToStart(entry))) return true;
-      }
-      if (entries.length < CLAIM_BATCH) return false;
-    }
-  }
-
-  private async tryToStart(entry: QueueEntry): Promise<boolean> {
-    const { pipeline, deployments, options, workerId } = this.context;
-    const deployment = await deployments.findById(entry.id);
-    if (!deployment) {
-      if (Date.now() - entry.createdAt.getTime() > ORPHAN_ENTRY_MS)
-        await pipeline.dropFromQueue(entry.id);
-      return false;
-    }
-    if (isFinal(deployment.status)) {
-      // Cancelled before anyone ran it.
-      await pipeline.dropFromQueue(entry.id);
-      return false;
-    }
-    const lease = await pipeline.claim(entry, workerId, options.leaseMs);
-    if (!lease) return false;
+    const { pipeline, options, workerId } = this.context;
+    const claim = await pipeline.claimNext(workerId, options.leaseMs);
+    if (!claim) return false;
     if (!this.running) {
-      await pipeline.release(lease, deployment.logs, false);
+      await pipeline.handBack(claim.lease);
       return false;
     }
-    await deployments.recordCreation(deployment);
-    this.launch(deployment, lease);
+    this.launch(claim);
     return true;
   }
 
-  private launch(deployment: Deployment, lease: Lease) {
-    const run = new DeploymentRun(deployment, lease, this.context);
+  private launch({ deployment, logs, lease }: Claim) {
+    const run = new DeploymentRun(deployment, logs, lease, this.context);
     const done = run
       .run()
       .catch((err: unknown) => {
@@ -207,10 +181,11 @@ class DeploymentRun {
 
   constructor(
     private deployment: Deployment,
+    logs: string,
     private readonly lease: Lease,
     private readonly context: RunContext,
   ) {
-    this.log = new LogBuffer(context.options.logLimitBytes, deployment.logs);
+    this.log = new LogBuffer(context.options.logLimitBytes, logs);
     this.leaseUntil = lease.leaseUntil.getTime();
     this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
   }
@@ -329,15 +304,9 @@ class DeploymentRun {
     const { pipeline, options } = this.context;
     const leaseUntil = Date.now() + options.leaseMs;
     try {
-      const [renewed, takenOver, left] = await Promise.all([
-        pipeline.renew(this.lease, new Date(leaseUntil)),
-        pipeline.isTakenOver(this.lease),
-        pipeline.hasLeft(this.deployment.id, STEP_STATUS[step]),
-      ]);
-      if (!renewed) return this.interrupt({ reason: 'deleted' });
-      if (takenOver) return this.interrupt({ reason: 'lease-lost' });
+      const state = await pipeline.renew(this.lease, STEP_STATUS[step], new Date(leaseUntil));
+      if (!state.held) return this.interrupt(interruptionOf(state));
       this.leaseUntil = leaseUntil;
-      if (left) return this.interrupt(await this.whatChanged());
       if (this.log.dirty && !(await this.saveLogs())) this.interrupt({ reason: 'deleted' });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not renew the lease');
@@ -356,19 +325,11 @@ class DeploymentRun {
     return saved;
   }
 
-  /** The deployment's status moved without us: which status, or gone. */
-  private async whatChanged(): Promise<Interruption> {
-    const now = await this.context.deployments.findById(this.deployment.id);
-    return now ? { reason: 'status-changed', now } : { reason: 'deleted' };
-  }
-
-  /** Records the next status; DEPLOYED also gives the lease back. */
+  /** Records the next status (DEPLOYED, being final, ends the lease with it). */
   private async advance(to: 'DEPLOYING' | 'DEPLOYED'): Promise<boolean> {
     const updated = await this.recordChange(to);
     if (!updated) return false;
     this.deployment = updated;
-    if (to === 'DEPLOYED')
-      await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ status: to }, 'deployment moved on');
     return true;
   }
@@ -377,7 +338,6 @@ class DeploymentRun {
     this.log.line(message);
     const updated = await this.recordChange('FAILED');
     if (!updated) return;
-    await this.context.pipeline.release(this.lease, this.log.toString(), true);
     this.logger.info({ reason: message }, 'deployment failed');
   }
 
@@ -392,12 +352,11 @@ class DeploymentRun {
     // The output goes in before the status, so whoever sees the new status sees all of it.
     if (!(await this.saveLogs())) {
       this.interruption ??= { reason: 'deleted' };
-    } else if (await pipeline.isTakenOver(this.lease)) {
-      this.interruption ??= { reason: 'lease-lost' };
     } else {
-      const updated = await deployments.transition(this.deployment, to, this.lease.attempt);
+      const updated = await deployments.changeStatus(this.deployment, to, this.lease);
       if (updated) return updated;
-      this.interruption ??= await this.whatChanged();
+      const state = await pipeline.whyNotHeld(this.lease);
+      this.interruption ??= state.held ? { reason: 'lease-lost' } : interruptionOf(state);
     }
     await this.settleInterrupted(step);
     return null;
@@ -411,13 +370,14 @@ class DeploymentRun {
       case 'status-changed': {
         const { status } = interruption.now;
         this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
-        await pipeline.release(this.lease, this.log.toString(), isFinal(status));
+        await this.saveLogs();
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
       }
       case 'shutdown':
         this.log.line(`The pipeline worker is shutting down: the ${step} step will run again.`);
-        await pipeline.release(this.lease, this.log.toString(), false);
+        await this.saveLogs();
+        await pipeline.handBack(this.lease);
         this.logger.info('deployment handed back on shutdown');
         return;
       case 'deleted':
@@ -428,4 +388,11 @@ class DeploymentRun {
         return;
     }
   }
+}
+
+/** Why a lease is no longer held, as the run's interruption. */
+function interruptionOf(state: Exclude<LeaseState, { held: true }>): Interruption {
+  return state.reason === 'status-changed'
+    ? { reason: 'status-changed', now: state.now }
+    : { reason: state.reason };
 }
