@@ -1,9 +1,10 @@
 import mongoose, { type Model, type Types } from 'mongoose';
 import {
-  NEWEST_FIRST,
-  afterCursorFilter,
+  findPage,
   isDuplicateKeyError,
-  type CursorPosition,
+  mapPage,
+  type Page,
+  type PageRequest,
 } from '@platform/shared';
 import type { AttemptDoc, DeliveryDoc, DeliveryStatus, QueueEntryDoc } from './deliveries.model';
 
@@ -152,19 +153,9 @@ export class DeliveriesRepository {
     return doc ? toDelivery(doc) : null;
   }
 
-  /** `limit + 1` rows newest first, after `after` when given (see toPage). */
-  async listForWebhook(
-    webhookId: Types.ObjectId,
-    limit: number,
-    after?: CursorPosition,
-  ): Promise<Delivery[]> {
-    const filter = after ? { webhookId, ...afterCursorFilter(after, toObjectId) } : { webhookId };
-    const docs = await this.model
-      .find(filter)
-      .sort(NEWEST_FIRST)
-      .limit(limit + 1)
-      .lean<DeliveryDoc[]>();
-    return docs.map(toDelivery);
+  /** A page of the webhook's delivery log, newest first. */
+  async listForWebhook(webhookId: Types.ObjectId, request: PageRequest): Promise<Page<Delivery>> {
+    return mapPage(await findPage(this.model, { webhookId }, request), toDelivery);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { projectIdOf } from '../projects/project-access';
-import { listQuery, parseCursor, toPage, validate } from '@platform/shared';
+import { listQuery, validate } from '@platform/shared';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import { cursorOf } from '../webhooks/webhooks.routes';
 import type { DeliveriesService } from './deliveries.service';
@@ -18,9 +18,10 @@ export function deliveriesRouter(webhooks: WebhooksService, deliveries: Deliveri
   router.get('/:webhookId/deliveries', async (req, res) => {
     const query = validate(listQuery, req.query);
     const webhook = await webhooks.getWebhook(projectIdOf(req), req.params.webhookId);
-    const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
-    const after = query.cursor ? parseCursor(query.cursor) : undefined;
-    const page = toPage(await deliveries.listDeliveries(webhook, limit, after), limit);
+    const page = await deliveries.listDeliveries(webhook, {
+      limit: query.limit ?? DEFAULT_DELIVERY_PAGE,
+      cursor: query.cursor,
+    });
     res.json({ deliveries: page.items.map(deliverySummary), ...cursorOf(page) });
   });
 

@@ -3,8 +3,9 @@ import {
   conflict,
   notFound,
   parseObjectId,
-  type CursorPosition,
   type DeploymentStatusChangedEvent,
+  type Page,
+  type PageRequest,
 } from '@platform/shared';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
 import type { DeliveriesRepository, Delivery, NewDelivery } from './deliveries.repository';
@@ -88,8 +89,8 @@ export class DeliveriesService {
     return delivery;
   }
 
-  listDeliveries(webhook: Webhook, limit: number, after?: CursorPosition): Promise<Delivery[]> {
-    return this.deps.deliveries.listForWebhook(parseObjectId(webhook.id), limit, after);
+  listDeliveries(webhook: Webhook, request: PageRequest): Promise<Page<Delivery>> {
+    return this.deps.deliveries.listForWebhook(parseObjectId(webhook.id), request);
   }
 
   async getDelivery(webhook: Webhook, deliveryId: string): Promise<Delivery> {

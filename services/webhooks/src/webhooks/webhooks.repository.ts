@@ -1,6 +1,5 @@
 import type { Model, Types } from 'mongoose';
-import { NEWEST_FIRST, afterCursorFilter, type CursorPosition } from '@platform/shared';
-import mongoose from 'mongoose';
+import { findPage, mapPage, type Page, type PageRequest } from '@platform/shared';
 import type { DisabledReason, WebhookDoc, WebhookEventType } from './webhooks.model';
 
 export interface Webhook {
@@ -43,8 +42,6 @@ function toWebhook(doc: WebhookDoc): Webhook {
   };
 }
 
-const toObjectId = (id: string) => new mongoose.Types.ObjectId(id);
-
 export class WebhooksRepository {
   constructor(readonly model: Model<WebhookDoc>) {}
 
@@ -68,19 +65,9 @@ export class WebhooksRepository {
     return doc ? toWebhook(doc) : null;
   }
 
-  /** `limit + 1` rows newest first, after `after` when given (see toPage). */
-  async listInProject(
-    projectId: string,
-    limit: number,
-    after?: CursorPosition,
-  ): Promise<Webhook[]> {
-    const filter = after ? { projectId, ...afterCursorFilter(after, toObjectId) } : { projectId };
-    const docs = await this.model
-      .find(filter)
-      .sort(NEWEST_FIRST)
-      .limit(limit + 1)
-      .lean<WebhookDoc[]>();
-    return docs.map(toWebhook);
+  /** A page of the project's webhooks, newest first. */
+  async listInProject(projectId: string, request: PageRequest): Promise<Page<Webhook>> {
+    return mapPage(await findPage(this.model, { projectId }, request), toWebhook);
   }
 
   /** The enabled webhooks of a project that asked for events of `type`. */

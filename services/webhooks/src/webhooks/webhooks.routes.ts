@@ -1,13 +1,10 @@
 import { Router } from 'express';
 import { projectIdOf } from '../projects/project-access';
-import { accountIdOf, listQuery, parseCursor, toPage, validate } from '@platform/shared';
+import { accountIdOf, listQuery, validate } from '@platform/shared';
 import type { DeliveriesService } from '../deliveries/deliveries.service';
 import { noInputBody } from '../deliveries/deliveries.schemas';
 import type { WebhooksService } from './webhooks.service';
 import { createWebhookBody, updateWebhookBody, webhookView } from './webhooks.schemas';
-
-/** Without `limit`, a list has every webhook of the project (bounded by the per-project quota). */
-const LIST_ALL = 100;
 
 /** Mounted at /api/projects/:projectId/webhooks, after requireProjectAccess. */
 export function webhooksRouter(webhooks: WebhooksService, deliveries: DeliveriesService): Router {
@@ -20,10 +17,8 @@ export function webhooksRouter(webhooks: WebhooksService, deliveries: Deliveries
   });
 
   router.get('/', async (req, res) => {
-    const query = validate(listQuery, req.query);
-    const limit = query.limit ?? LIST_ALL;
-    const after = query.cursor ? parseCursor(query.cursor) : undefined;
-    const page = toPage(await webhooks.listWebhooks(projectIdOf(req), limit, after), limit);
+    // Without `limit`, every webhook of the project (bounded by the per-project quota).
+    const page = await webhooks.listWebhooks(projectIdOf(req), validate(listQuery, req.query));
     res.json({ webhooks: page.items.map((w) => webhookView(w)), ...cursorOf(page) });
   });
 

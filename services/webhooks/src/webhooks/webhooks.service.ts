@@ -1,4 +1,11 @@
-import { conflict, notFound, parseObjectId, validationError } from '@platform/shared';
+import {
+  conflict,
+  notFound,
+  parseObjectId,
+  validationError,
+  type Page,
+  type PageRequest,
+} from '@platform/shared';
 import type { Types } from 'mongoose';
 import type { DeliveriesRepository } from '../deliveries/deliveries.repository';
 import { generateWebhookSecret } from '../deliveries/signature';
@@ -45,12 +52,8 @@ export class WebhooksService {
     return webhook;
   }
 
-  listWebhooks(
-    projectId: string,
-    limit: number,
-    after?: Parameters<WebhooksRepository['listInProject']>[2],
-  ) {
-    return this.deps.webhooks.listInProject(projectId, limit, after);
+  listWebhooks(projectId: string, request: PageRequest): Promise<Page<Webhook>> {
+    return this.deps.webhooks.listInProject(projectId, request);
   }
 
   /** Applies a PATCH; turning a webhook off also stops its pending deliveries. */
