@@ -1,10 +1,10 @@
 /**
  * Names are unique case-insensitively (contracts.md, Validation), so each document also stores
- * a normalised key under a unique index. NFC first, so "é" typed as one or two code points is
- * the same name.
+ * a normalised key (trimmed, lower-cased) under a unique index. NFC first, so "é" typed as one or
+ * two code points is the same name.
  */
 export function nameKeyOf(name: string): string {
-  return name.normalize('NFC').toLowerCase();
+  return name.normalize('NFC').trim().toLowerCase();
 }
 
 /**

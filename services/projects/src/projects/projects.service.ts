@@ -3,72 +3,55 @@ import {
   newEvent,
   notFound,
   outboxEntry,
-  parseCursor,
   parseObjectId,
-  toPage,
+  rejectDuplicate,
   TOPICS,
   type ListQuery,
   type ProjectDeletedEvent,
 } from '@platform/shared';
-import { isUniqueViolation } from '../names/name-conflict';
 import type { Project, ProjectsRepository } from './projects.repository';
 import type { CreateProjectBody, UpdateProjectBody } from './projects.schemas';
 
 /** contracts.md, Validation: a quota of 1,000 projects per account. */
 export const PROJECTS_PER_ACCOUNT = 1_000;
 
-const nameTaken = (name: string) => conflict(`A project named "${name}" already exists.`);
+const nameTaken = (name: string) => () => conflict(`A project named "${name}" already exists.`);
 
 export function createProjectsService(deps: { projects: ProjectsRepository }) {
   const { projects } = deps;
 
   /** The caller's live project, or 404 for a missing, deleted, malformed or foreign id alike. */
   async function getProject(accountId: string, projectId: string): Promise<Project> {
-    const project = await projects.findLive(accountId, parseObjectId(projectId, 'Project'));
+    const project = await projects.findLive({ accountId }, parseObjectId(projectId, 'Project'));
     if (!project) throw notFound('Project');
     return project;
   }
 
   async function listProjects(accountId: string, query: ListQuery) {
-    const after = query.cursor ? parseCursor(query.cursor) : undefined;
-    const rows = await projects.listLive(accountId, { limit: query.limit, after });
-    return query.limit === undefined ? { items: rows } : toPage(rows, query.limit);
+    return projects.listLive({ accountId }, query);
   }
 
   async function createProject(accountId: string, body: CreateProjectBody): Promise<Project> {
     // Two creates racing at the limit can both pass; the quota bounds lists, it is not billing.
-    if ((await projects.countLive(accountId)) >= PROJECTS_PER_ACCOUNT) {
+    if ((await projects.countLive({ accountId })) >= PROJECTS_PER_ACCOUNT) {
       throw conflict(
         `An account can have at most ${PROJECTS_PER_ACCOUNT} projects: delete one to create another.`,
       );
     }
-    try {
-      return await projects.insert({ accountId, name: body.name, description: body.description });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameTaken(body.name);
-      throw err;
-    }
+    return rejectDuplicate(projects.insert({ accountId }, body), nameTaken(body.name));
   }
 
+  /** Changes only a live project of the caller's: another account's is 404, never a 409. */
   async function updateProject(
     accountId: string,
     projectId: string,
     body: UpdateProjectBody,
   ): Promise<Project> {
     const id = parseObjectId(projectId, 'Project');
-    if (body.name !== undefined) {
-      // Checked before the write: FerretDB does not report a unique violation on update as such.
-      // Existence first, so another account's project is 404 rather than a hint about names.
-      if (!(await projects.existsLive(accountId, id))) throw notFound('Project');
-      if (await projects.isNameTaken(accountId, body.name, id)) throw nameTaken(body.name);
-    }
-    let project: Project | null;
-    try {
-      project = await projects.updateLive(accountId, id, body);
-    } catch (err) {
-      if (body.name !== undefined && isUniqueViolation(err)) throw nameTaken(body.name);
-      throw err;
-    }
+    const project = await rejectDuplicate(
+      projects.updateLive({ accountId }, id, body),
+      nameTaken(body.name ?? ''),
+    );
     if (!project) throw notFound('Project');
     return project;
   }
@@ -85,7 +68,7 @@ export function createProjectsService(deps: { projects: ProjectsRepository }) {
       projectId: id.toHexString(),
     });
     const deleted = await projects.markDeleted(
-      accountId,
+      { accountId },
       id,
       outboxEntry(TOPICS.projectDeleted, event.projectId, event),
     );

@@ -3,23 +3,20 @@ import {
   newEvent,
   notFound,
   outboxEntry,
-  parseCursor,
   parseObjectId,
-  toPage,
+  rejectDuplicate,
   TOPICS,
   type ListQuery,
   type ServiceDeletedEvent,
 } from '@platform/shared';
-import type { Types } from 'mongoose';
-import { isUniqueViolation } from '../names/name-conflict';
 import type { ProjectsRepository } from '../projects/projects.repository';
-import type { Service, ServicesRepository } from './services.repository';
+import type { Service, ServiceOwner, ServicesRepository } from './services.repository';
 import type { CreateServiceBody, UpdateServiceBody } from './services.schemas';
 
 /** Keeps the unpaged list of a project's services bounded, as the project quota does for projects. */
 export const SERVICES_PER_PROJECT = 1_000;
 
-const nameTaken = (name: string) =>
+const nameTaken = (name: string) => () =>
   conflict(`A service named "${name}" already exists in this project.`);
 
 export function createServicesService(deps: {
@@ -29,10 +26,10 @@ export function createServicesService(deps: {
   const { projects, services } = deps;
 
   /** Every route here sits under a project: a missing, deleted or foreign one hides its services. */
-  async function requireProject(accountId: string, projectId: string): Promise<Types.ObjectId> {
+  async function requireProject(accountId: string, projectId: string): Promise<ServiceOwner> {
     const id = parseObjectId(projectId, 'Project');
-    if (!(await projects.existsLive(accountId, id))) throw notFound('Project');
-    return id;
+    if (!(await projects.findLive({ accountId }, id))) throw notFound('Project');
+    return { projectId: id, accountId };
   }
 
   async function getService(
@@ -40,24 +37,20 @@ export function createServicesService(deps: {
     projectId: string,
     serviceId: string,
   ): Promise<Service> {
-    const projectKey = parseObjectId(projectId, 'Project');
+    const owner = { projectId: parseObjectId(projectId, 'Project'), accountId };
     const serviceKey = parseObjectId(serviceId, 'Service');
-    // Both lookups are by _id, so they run side by side: this backs the internal endpoint that
-    // deployments call on every request.
-    const [projectLive, service] = await Promise.all([
-      projects.existsLive(accountId, projectKey),
-      services.findLive(projectKey, serviceKey),
+    // Side by side: this backs the internal endpoint that deployments call on every request.
+    const [project, service] = await Promise.all([
+      projects.findLive({ accountId }, owner.projectId),
+      services.findLive(owner, serviceKey),
     ]);
-    if (!projectLive) throw notFound('Project');
-    if (!service || service.accountId !== accountId) throw notFound('Service');
+    if (!project) throw notFound('Project');
+    if (!service) throw notFound('Service');
     return service;
   }
 
   async function listServices(accountId: string, projectId: string, query: ListQuery) {
-    const id = await requireProject(accountId, projectId);
-    const after = query.cursor ? parseCursor(query.cursor) : undefined;
-    const rows = await services.listLive(id, { limit: query.limit, after });
-    return query.limit === undefined ? { items: rows } : toPage(rows, query.limit);
+    return services.listLive(await requireProject(accountId, projectId), query);
   }
 
   async function createService(
@@ -65,22 +58,16 @@ export function createServicesService(deps: {
     projectId: string,
     body: CreateServiceBody,
   ): Promise<Service> {
-    const id = await requireProject(accountId, projectId);
-    if ((await services.countLive(id)) >= SERVICES_PER_PROJECT) {
+    const owner = await requireProject(accountId, projectId);
+    if ((await services.countLive(owner)) >= SERVICES_PER_PROJECT) {
       throw conflict(
         `A project can have at most ${SERVICES_PER_PROJECT} services: delete one to create another.`,
       );
     }
-    let service: Service;
-    try {
-      service = await services.insert({ accountId, projectId: id, name: body.name });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameTaken(body.name);
-      throw err;
-    }
-    // Without transactions the project can be deleted between the check and the insert, after
-    // its cascade ran; such a service would outlive it, so it is taken back.
-    if (!(await projects.existsLive(accountId, id))) {
+    const service = await rejectDuplicate(services.insert(owner, body), nameTaken(body.name));
+    // The project can be deleted between the check and the insert, after its cascade ran; such a
+    // service would outlive it, so it is taken back.
+    if (!(await projects.findLive({ accountId }, owner.projectId))) {
       await services.remove(parseObjectId(service.id));
       throw notFound('Project');
     }
@@ -93,20 +80,11 @@ export function createServicesService(deps: {
     serviceId: string,
     body: UpdateServiceBody,
   ): Promise<Service> {
-    const id = await requireProject(accountId, projectId);
-    const serviceKey = parseObjectId(serviceId, 'Service');
-    // Checked before the write: FerretDB does not report a unique violation on update as such.
-    if (await services.isNameTaken(id, body.name, serviceKey)) {
-      if (!(await services.findLive(id, serviceKey))) throw notFound('Service');
-      throw nameTaken(body.name);
-    }
-    let service: Service | null;
-    try {
-      service = await services.renameLive(id, serviceKey, body.name);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameTaken(body.name);
-      throw err;
-    }
+    const owner = await requireProject(accountId, projectId);
+    const service = await rejectDuplicate(
+      services.updateLive(owner, parseObjectId(serviceId, 'Service'), body),
+      nameTaken(body.name),
+    );
     if (!service) throw notFound('Service');
     return service;
   }
@@ -117,16 +95,16 @@ export function createServicesService(deps: {
     projectId: string,
     serviceId: string,
   ): Promise<void> {
-    const id = await requireProject(accountId, projectId);
+    const owner = await requireProject(accountId, projectId);
     const serviceKey = parseObjectId(serviceId, 'Service');
     const event = newEvent<ServiceDeletedEvent>({
       type: 'service.deleted',
       accountId,
-      projectId: id.toHexString(),
+      projectId: owner.projectId.toHexString(),
       serviceId: serviceKey.toHexString(),
     });
     const deleted = await services.markDeleted(
-      id,
+      owner,
       serviceKey,
       outboxEntry(TOPICS.serviceDeleted, event.serviceId, event),
     );
