@@ -1,4 +1,4 @@
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Kafka } from 'kafkajs';
 import { createKafka, createProducer, ensureTopics } from './kafka';
 import { connectMongo, syncIndexes } from './mongo';
@@ -116,10 +116,6 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     return { _id: thing._id, id, event };
   }
 
-  const markers = () => connection.collection<{ _id: string }>('outbox_markers');
-  const markerOf = (id: string) =>
-    markers().findOne({ _id: `${Thing.collection.collectionName}:${id}` });
-
   it('keeps events until the broker takes them', async () => {
     // A producer pointed at a port where no broker listens stands in for an outage.
     const down = createKafka({
@@ -130,30 +126,32 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     const failing = newRelay({ producer: createProducer(down) });
     const written = await writePending('b', failing);
     await expect(failing.drainOnce()).rejects.toThrow();
-    expect((await Thing.findById(written._id).lean())?.outbox).toHaveLength(1);
-    expect(await markerOf(written.id)).not.toBeNull();
+    const kept = await Thing.findById(written._id).lean();
+    expect(kept?.outbox).toHaveLength(1);
+    expect(kept?.outboxPending).toBe(true);
 
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
     const relay = newRelay();
     try {
-      // Its scan at start reads the marker the failed relay left.
+      // Its sweep at start finds the document the failed relay left pending.
       relay.start();
       const [message] = await collector.waitFor((m) => m.key === written.id);
       expect(message!.value.eventId).toBe(written.event.eventId);
-      await waitFor(async () => (await markerOf(written.id)) === null, {
-        what: 'the marker to go',
-      });
+      await waitFor(
+        async () => (await Thing.findById(written._id).lean())?.outboxPending === false,
+        { what: 'the document to be acknowledged' },
+      );
     } finally {
       await relay.stop();
       await collector.stop();
     }
   });
 
-  it('publishes what its writers write at once, and leaves the rest to its periodic scan', async () => {
+  it('publishes what its writers write at once, and leaves the rest to its periodic sweep', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay({ scanIntervalMs: 10 * 60_000 });
+    const relay = newRelay({ sweepIntervalMs: 10 * 60_000 });
     try {
-      // Found by the scan at start: after it, only its own writes or the next scan (10 min).
+      // Found by the sweep at start: after it, only its own writes or the next sweep (10 min).
       const before = await writePending('before-start', crashedWriter());
       relay.start();
       await collector.waitFor((m) => m.key === before.id);
@@ -162,21 +160,21 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       const named = await writePending('own-writer', relay);
       const [message] = await collector.waitFor((m) => m.key === named.id);
       expect(message!.value).toEqual(named.event);
-      await waitFor(
-        async () =>
-          (await Thing.findById(named._id).lean())?.outboxPending === false &&
-          (await markerOf(named.id)) === null,
-        { what: 'the outbox to be acknowledged and its marker dropped' },
-      );
-
-      await new Promise((r) => setTimeout(r, 1_000));
+      await waitFor(async () => (await Thing.findById(named._id).lean())?.outboxPending === false, {
+        what: 'the outbox to be acknowledged',
+      });
+      // The unnamed document was written before the named one and the relay read neither
+      // otherwise: a later write through the relay is the sentinel that it did not go out.
+      const sentinel = await writePending('sentinel', relay);
+      await collector.waitFor((m) => m.key === sentinel.id);
       expect(collector.messages.filter((m) => m.key === unnamed.id)).toHaveLength(0);
       expect((await Thing.findById(unnamed._id).lean())?.outbox).toHaveLength(1);
       // Told again, it publishes nothing twice.
       relay.notify(Thing, named._id);
       relay.notify(Thing, unnamed._id);
       await collector.waitFor((m) => m.key === unnamed.id);
-      await new Promise((r) => setTimeout(r, 300));
+      const second = await writePending('second-sentinel', relay);
+      await collector.waitFor((m) => m.key === second.id);
       expect(collector.messages.filter((m) => m.key === named.id)).toHaveLength(1);
     } finally {
       await relay.stop();
@@ -184,27 +182,44 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     }
   });
 
-  it('finds what a crashed writer left with its periodic scan, and drops markers of writes that never came', async () => {
+  it('finds what a crashed writer left with its periodic sweep', async () => {
     const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay({ scanIntervalMs: 300, scanMinAgeMs: 200, orphanMarkerMs: 1_000 });
+    const relay = newRelay({ sweepIntervalMs: 300 });
     try {
       relay.start();
-      await new Promise((r) => setTimeout(r, 100));
       const written = await writePending('left-by-a-crashed-writer', crashedWriter());
-      // A writer that stopped between its marker and its write.
-      const neverWritten = new Types.ObjectId();
-      await crashedWriter()
-        .write(Thing, neverWritten, () => Promise.reject(new Error('stopped')))
-        .catch(() => undefined);
-      expect(await markerOf(neverWritten.toHexString())).not.toBeNull();
-
       const [message] = await collector.waitFor((m) => m.key === written.id, 1, 10_000);
       expect(message!.value).toEqual(written.event);
-      await waitFor(async () => (await markerOf(neverWritten.toHexString())) === null, {
-        what: 'the orphan marker to be dropped',
-        timeoutMs: 10_000,
-      });
-      expect(await markerOf(written.id)).toBeNull();
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+
+  it('publishes every event of a document changed twice before it ran, in order, then empties it', async () => {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = newRelay({ sweepIntervalMs: 10 * 60_000 });
+    try {
+      const written = await writePending('busy', crashedWriter());
+      // Another change of the same document while the first event is pending.
+      const later = deletedEvent(written.id);
+      await Thing.updateOne(
+        { _id: written._id },
+        withOutbox(
+          { $set: { name: 'busy-2' } },
+          outboxEntry(TOPICS.projectDeleted, written.id, later),
+        ),
+      );
+      relay.start();
+      const received = await collector.waitFor((m) => m.key === written.id, 2);
+      expect(received.map((m) => m.value.eventId)).toEqual([written.event.eventId, later.eventId]);
+      await waitFor(
+        async () => {
+          const doc = await Thing.findById(written._id).lean();
+          return doc?.outbox.length === 0 && doc.outboxPending === false;
+        },
+        { what: 'the outbox to empty' },
+      );
     } finally {
       await relay.stop();
       await collector.stop();

@@ -192,7 +192,7 @@ export class OutboxRelay implements OutboxWriter {
     if (entries.length > 0) {
       await this.ensureProducer();
       // Consecutive entries of one topic go in one send; order within the document is kept.
-      for (let i = 0; i < entries.length; ) {
+      for (let i = 0; i < entries.length;) {
         const topic = entries[i]!.topic;
         let j = i;
         while (j < entries.length && entries[j]!.topic === topic) j++;

@@ -98,9 +98,7 @@ export async function findPage<D extends Pageable>(
   projection?: Record<string, 0 | 1>,
 ): Promise<Page<D>> {
   const after = request.cursor ? afterCursorFilter(parseCursor(request.cursor)) : {};
-  let query = model
-    .find({ ...filter, ...after } as FilterQuery<D>, projection)
-    .sort(NEWEST_FIRST);
+  let query = model.find({ ...filter, ...after } as FilterQuery<D>, projection).sort(NEWEST_FIRST);
   if (request.limit !== undefined) query = query.limit(request.limit + 1);
   const rows = (await query.lean()) as unknown as D[];
   if (request.limit === undefined || rows.length <= request.limit) return { items: rows };
