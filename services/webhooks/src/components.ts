@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
 import { syncIndexes, type Logger } from '@platform/shared';
-import { deliveryModel, deliveryQueueModel } from './deliveries/deliveries.model';
+import { deliveryModel } from './deliveries/deliveries.model';
 import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery-worker';
@@ -31,10 +31,7 @@ export type Components = ReturnType<typeof createComponents>;
 /** Builds the repositories, services and worker of one process over one database. */
 export function createComponents(options: ComponentOptions) {
   const webhooksRepository = new WebhooksRepository(webhookModel(options.connection));
-  const deliveriesRepository = new DeliveriesRepository(
-    deliveryModel(options.connection),
-    deliveryQueueModel(options.connection),
-  );
+  const deliveriesRepository = new DeliveriesRepository(deliveryModel(options.connection));
   const guard = new EgressGuard({
     allowPrivate: options.allowPrivate,
     resolveHost: options.resolveHost,
@@ -72,9 +69,5 @@ export async function syncAllIndexes(
   connection: Connection,
   components: Components,
 ): Promise<void> {
-  await syncIndexes([
-    components.webhooksRepository.model,
-    components.deliveriesRepository.model,
-    components.deliveriesRepository.queue,
-  ]);
+  await syncIndexes([components.webhooksRepository.model, components.deliveriesRepository.model]);
 }

@@ -4,6 +4,9 @@ import { Schema, type Connection, type Model, type Types } from 'mongoose';
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** Attempts kept in a delivery's log, the newest (redeliveries can add more). */
+export const MAX_LOGGED_ATTEMPTS = 50;
+
 export interface AttemptDoc {
   at: Date;
   statusCode: number | null;
@@ -12,6 +15,7 @@ export interface AttemptDoc {
   error: string | null;
 }
 
+/** One delivery of one event to one webhook, holding its whole state (and its lease). */
 export interface DeliveryDoc {
   _id: Types.ObjectId;
   webhookId: Types.ObjectId;
@@ -23,6 +27,7 @@ export interface DeliveryDoc {
   body: string;
   status: DeliveryStatus;
   attemptCount: number;
+  /** The newest MAX_LOGGED_ATTEMPTS attempts, oldest first. */
   attempts: AttemptDoc[];
   lastStatusCode: number | null;
   /** When the next attempt is due (null once finished). */
@@ -31,6 +36,10 @@ export interface DeliveryDoc {
   retriesUsed: number;
   /** Manual sends (test events, redeliveries) get one attempt and no automatic retries. */
   manual: boolean;
+  /** The claim whose attempt is under way; only it may write the attempt's outcome. */
+  leaseOwner: string | null;
+  /** When that claim lapses (its worker presumed dead) and another worker may take over. */
+  leaseUntil: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -60,54 +69,23 @@ const deliverySchema = new Schema<DeliveryDoc>(
     nextAttemptAt: { type: Date, default: null },
     retriesUsed: { type: Number, required: true, default: 0 },
     manual: { type: Boolean, required: true, default: false },
+    leaseOwner: { type: String, default: null },
+    leaseUntil: { type: Date, default: null },
   },
   { timestamps: true, versionKey: false },
 );
 
 // One delivery per event and webhook, however often the event is read.
 deliverySchema.index({ eventId: 1, webhookId: 1 }, { unique: true });
-// The orphan sweep and the retention clean-up.
-deliverySchema.index({ status: 1, updatedAt: 1 });
+// The workers' claims: pending deliveries by due time, the longest due first.
+deliverySchema.index({ status: 1, nextAttemptAt: 1, _id: 1 });
 // A webhook's delivery log, newest first; also its deletion and cancellation.
 deliverySchema.index({ webhookId: 1, createdAt: -1, _id: -1 });
 // A deleted project's clean-up.
 deliverySchema.index({ projectId: 1 });
+// Retention: finished deliveries by age.
+deliverySchema.index({ status: 1, updatedAt: 1 });
 
 export function deliveryModel(connection: Connection): Model<DeliveryDoc> {
   return connection.model<DeliveryDoc>('Delivery', deliverySchema, 'deliveries');
-}
-
-/**
- * The work queue: one small entry per pending delivery, apart from the growing delivery log.
- * FerretDB (SQLite) uses no secondary index and scans a collection for any filter but a bare
- * `_id`, so the worker's frequent claims scan this short list, never the log; the log itself is
- * read and written by `_id` on the hot path.
- */
-export interface QueueEntryDoc {
-  /** The delivery's `_id`. */
-  _id: Types.ObjectId;
-  webhookId: Types.ObjectId;
-  projectId: string;
-  /** When the attempt is due; while one runs, when its lease runs out. */
-  dueAt: Date;
-  /** Set by the worker that claimed the entry; cleared when it reschedules it. */
-  leaseId: string | null;
-}
-
-const queueEntrySchema = new Schema<QueueEntryDoc>(
-  {
-    webhookId: { type: Schema.Types.ObjectId, required: true },
-    projectId: { type: String, required: true },
-    dueAt: { type: Date, required: true },
-    leaseId: { type: String, default: null },
-  },
-  { versionKey: false },
-);
-
-queueEntrySchema.index({ dueAt: 1 });
-queueEntrySchema.index({ webhookId: 1 });
-queueEntrySchema.index({ projectId: 1 });
-
-export function deliveryQueueModel(connection: Connection): Model<QueueEntryDoc> {
-  return connection.model<QueueEntryDoc>('DeliveryQueueEntry', queueEntrySchema, 'delivery_queue');
 }

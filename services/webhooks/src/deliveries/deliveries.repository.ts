@@ -1,12 +1,18 @@
-import mongoose, { type Model, type Types } from 'mongoose';
+import type { FilterQuery, Model, Types } from 'mongoose';
 import {
   findPage,
-  isDuplicateKeyError,
+  insertOnce,
   mapPage,
+  transition,
   type Page,
   type PageRequest,
 } from '@platform/shared';
-import type { AttemptDoc, DeliveryDoc, DeliveryStatus, QueueEntryDoc } from './deliveries.model';
+import {
+  MAX_LOGGED_ATTEMPTS,
+  type AttemptDoc,
+  type DeliveryDoc,
+  type DeliveryStatus,
+} from './deliveries.model';
 
 export type Attempt = AttemptDoc;
 
@@ -27,6 +33,9 @@ export interface Delivery {
   createdAt: Date;
 }
 
+/** What a list shows of a delivery: neither the body nor the attempt log is read for it. */
+export type DeliveryListItem = Omit<Delivery, 'body' | 'attempts'>;
+
 export interface NewDelivery {
   webhookId: Types.ObjectId;
   projectId: string;
@@ -36,17 +45,17 @@ export interface NewDelivery {
   manual: boolean;
 }
 
-/** A lease written with a new queue entry, for the worker that sends it at once. */
-export interface QueueLease {
-  leaseId: string;
-  leaseUntil: Date;
+/** A lease: the claim `owner` may attempt the delivery until `until`. */
+export interface Lease {
+  owner: string;
+  until: Date;
 }
 
-/** A claimed queue entry: the delivery to attempt and the lease that makes it this worker's. */
+/** A delivery leased to an attempt: the outcome is written only while the lease is its own. */
 export interface Claim {
   deliveryId: Types.ObjectId;
   webhookId: Types.ObjectId;
-  leaseId: string;
+  leaseOwner: string;
 }
 
 /** What an attempt changes besides appending itself to the log. */
@@ -55,238 +64,175 @@ export interface AttemptResult {
   nextAttemptAt: Date | null;
   retriesUsed: number;
   lastStatusCode: number | null;
-  /** The whole log after this attempt (already capped). */
-  attempts: Attempt[];
 }
 
-function toDelivery(doc: DeliveryDoc): Delivery {
-  return {
-    id: doc._id.toHexString(),
-    webhookId: doc.webhookId,
-    projectId: doc.projectId,
-    eventId: doc.eventId,
-    type: doc.type,
-    body: doc.body,
-    status: doc.status,
-    attemptCount: doc.attemptCount,
-    attempts: doc.attempts ?? [],
-    lastStatusCode: doc.lastStatusCode ?? null,
-    nextAttemptAt: doc.nextAttemptAt ?? null,
-    retriesUsed: doc.retriesUsed,
-    manual: doc.manual,
-    createdAt: doc.createdAt,
-  };
-}
+const toListItem = (doc: DeliveryDoc): DeliveryListItem => ({
+  id: doc._id.toHexString(),
+  webhookId: doc.webhookId,
+  projectId: doc.projectId,
+  eventId: doc.eventId,
+  type: doc.type,
+  status: doc.status,
+  attemptCount: doc.attemptCount,
+  lastStatusCode: doc.lastStatusCode ?? null,
+  nextAttemptAt: doc.nextAttemptAt ?? null,
+  retriesUsed: doc.retriesUsed,
+  manual: doc.manual,
+  createdAt: doc.createdAt,
+});
 
-const toObjectId = (id: string) => new mongoose.Types.ObjectId(id);
+const toDelivery = (doc: DeliveryDoc): Delivery => ({
+  ...toListItem(doc),
+  body: doc.body,
+  attempts: doc.attempts ?? [],
+});
+
+/** No live lease at `now`: none was taken, or the one taken has lapsed. */
+const unleasedAt = (now: Date) => ({ leaseUntil: { $not: { $gt: now } } });
+
+const RELEASED = { leaseOwner: null, leaseUntil: null };
 
 /**
- * The delivery log and its work queue. Without transactions, a delivery is made pending before
- * its queue entry is written, and finished before its entry is removed: a crash in between
- * leaves at worst an entry for a finished delivery (dropped when claimed) or a pending delivery
- * without an entry (put back by `requeueOrphans`).
+ * The deliveries, one document each. A worker takes a due delivery by leasing it in one
+ * conditional write, and writes the attempt's outcome (which gives the lease up) only while the
+ * lease is still its own, so of any number of workers exactly one attempts it.
  */
 export class DeliveriesRepository {
-  constructor(
-    readonly model: Model<DeliveryDoc>,
-    readonly queue: Model<QueueEntryDoc>,
-  ) {}
+  constructor(readonly model: Model<DeliveryDoc>) {}
 
   /**
-   * Records a pending delivery and queues it: due at once, or already leased to the worker
-   * that will send it right away. Null when this event was already recorded for this webhook
-   * (the unique (eventId, webhookId) index makes a re-read event a no-op).
+   * Records a pending delivery, due at once, or already leased to the worker that will send it
+   * right away. Null when this event was already recorded for this webhook (the unique
+   * (eventId, webhookId) index makes a re-read event a no-op).
    */
-  async insert(fields: NewDelivery, now: Date, lease?: QueueLease): Promise<Delivery | null> {
-    let doc;
-    try {
-      doc = await this.model.create({ ...fields, status: 'pending', nextAttemptAt: now });
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      await this.requeueIfStranded(fields, now);
-      return null;
-    }
-    const delivery = toDelivery(doc.toObject());
-    await this.queue.updateOne(
-      { _id: doc._id },
-      {
-        $setOnInsert: {
-          webhookId: delivery.webhookId,
-          projectId: delivery.projectId,
-          dueAt: lease?.leaseUntil ?? now,
-          leaseId: lease?.leaseId ?? null,
-        },
-      },
-      { upsert: true },
-    );
-    return delivery;
+  async insert(fields: NewDelivery, now: Date, lease?: Lease): Promise<Delivery | null> {
+    const created = this.model.create({
+      ...fields,
+      status: 'pending',
+      nextAttemptAt: now,
+      leaseOwner: lease?.owner ?? null,
+      leaseUntil: lease?.until ?? null,
+    });
+    if (!(await insertOnce(created))) return null;
+    return toDelivery((await created).toObject());
   }
 
-  /**
-   * A re-read event finds its delivery recorded; if the first reading failed before queueing
-   * it (the very reason the event is read again), it is queued now. Rare, so the scan is fine.
-   */
-  private async requeueIfStranded(fields: NewDelivery, now: Date): Promise<void> {
-    const existing = await this.model
-      .findOne(
-        { eventId: fields.eventId, webhookId: fields.webhookId },
-        { status: 1, nextAttemptAt: 1 },
-      )
-      .lean<Pick<DeliveryDoc, '_id' | 'status' | 'nextAttemptAt'>>();
-    if (existing?.status !== 'pending') return;
-    await this.queue.updateOne(
-      { _id: existing._id },
-      {
-        $setOnInsert: {
-          webhookId: fields.webhookId,
-          projectId: fields.projectId,
-          dueAt: existing.nextAttemptAt ?? now,
-          leaseId: null,
-        },
-      },
-      { upsert: true },
-    );
-  }
-
-  async findById(id: Types.ObjectId): Promise<Delivery | null> {
-    const doc = await this.model.findById(id).lean<DeliveryDoc>();
+  async findInWebhook(webhookId: Types.ObjectId, id: Types.ObjectId): Promise<Delivery | null> {
+    const doc = await this.model.findOne({ _id: id, webhookId }).lean<DeliveryDoc>();
     return doc ? toDelivery(doc) : null;
   }
 
   /** A page of the webhook's delivery log, newest first. */
-  async listForWebhook(webhookId: Types.ObjectId, request: PageRequest): Promise<Page<Delivery>> {
-    return mapPage(await findPage(this.model, { webhookId }, request), toDelivery);
+  async listForWebhook(
+    webhookId: Types.ObjectId,
+    request: PageRequest,
+  ): Promise<Page<DeliveryListItem>> {
+    const page = await findPage(this.model, { webhookId }, request, { body: 0, attempts: 0 });
+    return mapPage(page, toListItem);
   }
 
   /**
-   * Atomically takes the queue entry that has been due longest, skipping `busyWebhookIds`: its
-   * `dueAt` moves to the end of the lease, so no other worker takes it, and a dead worker's
-   * entry comes back once the lease runs out.
+   * Leases the delivery that has been due longest, skipping `busyWebhookIds`; a lapsed lease
+   * (its worker died) is taken over like none. Returns the delivery as leased, or null.
    */
-  async claimDue(
-    now: Date,
-    leaseUntil: Date,
-    leaseId: string,
-    busyWebhookIds: Types.ObjectId[],
-  ): Promise<Claim | null> {
-    const filter: Record<string, unknown> = { dueAt: { $lte: now } };
+  async claimDue(now: Date, lease: Lease, busyWebhookIds: Types.ObjectId[]) {
+    const filter: FilterQuery<DeliveryDoc> = {
+      status: 'pending',
+      nextAttemptAt: { $lte: now },
+      ...unleasedAt(now),
+    };
     if (busyWebhookIds.length > 0) filter.webhookId = { $nin: busyWebhookIds };
-    const entry = await this.queue
+    const doc = await this.model
       .findOneAndUpdate(
         filter,
-        { $set: { dueAt: leaseUntil, leaseId } },
-        { sort: { dueAt: 1, _id: 1 }, new: true },
+        { $set: { leaseOwner: lease.owner, leaseUntil: lease.until } },
+        { sort: { nextAttemptAt: 1, _id: 1 }, new: true },
       )
-      .lean<QueueEntryDoc>();
-    return entry ? { deliveryId: entry._id, webhookId: entry.webhookId, leaseId } : null;
-  }
-
-  /** Writes an attempt's outcome to the log (by `_id` alone: the lease is on the queue entry). */
-  async recordAttempt(id: Types.ObjectId, result: AttemptResult): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: result, $inc: { attemptCount: 1 } });
-  }
-
-  /** Puts a claimed entry back, due at `dueAt`, if the lease is still `claim`'s. */
-  async reschedule(claim: Claim, dueAt: Date): Promise<void> {
-    await this.queue.updateOne(
-      { _id: claim.deliveryId, leaseId: claim.leaseId },
-      { $set: { dueAt, leaseId: null } },
-    );
-  }
-
-  /** Removes a claimed entry once its delivery is finished (or gone). */
-  async dequeue(claim: Claim): Promise<void> {
-    await this.queue.deleteOne({ _id: claim.deliveryId, leaseId: claim.leaseId });
-  }
-
-  async cancel(claim: Claim): Promise<void> {
-    await this.model.updateOne(
-      { _id: claim.deliveryId },
-      { $set: { status: 'failed', nextAttemptAt: null } },
-    );
-    await this.dequeue(claim);
-  }
-
-  /**
-   * Stops every pending delivery of a webhook that was turned off. One attempt still running
-   * finishes, and its retry, if any, is stopped when claimed.
-   */
-  async cancelPending(webhookId: Types.ObjectId, now: Date): Promise<void> {
-    await this.model.updateMany(
-      { webhookId, status: 'pending' },
-      { $set: { status: 'failed', nextAttemptAt: null } },
-    );
-    await this.queue.deleteMany({ webhookId, $or: [{ leaseId: null }, { dueAt: { $lte: now } }] });
-  }
-
-  /** True while a worker holds a live lease on the delivery's queue entry. */
-  async isInFlight(id: Types.ObjectId, now: Date): Promise<boolean> {
-    const entry = await this.queue.findById(id).lean<QueueEntryDoc>();
-    return !!entry?.leaseId && entry.dueAt > now;
-  }
-
-  /**
-   * Makes a delivery due now. A pending one keeps its retry schedule; a finished one becomes a
-   * manual, single new attempt.
-   */
-  async requeue(delivery: Delivery, now: Date): Promise<Delivery | null> {
-    const set: Record<string, unknown> = { status: 'pending', nextAttemptAt: now };
-    if (delivery.status !== 'pending') set.manual = true;
-    const doc = await this.model
-      .findOneAndUpdate({ _id: toObjectId(delivery.id) }, { $set: set }, { new: true })
       .lean<DeliveryDoc>();
-    if (!doc) return null;
-    await this.queue.updateOne(
-      { _id: doc._id },
-      {
-        $set: { dueAt: now, leaseId: null },
-        $setOnInsert: { webhookId: doc.webhookId, projectId: doc.projectId },
-      },
-      { upsert: true },
-    );
-    return toDelivery(doc);
+    return doc ? toDelivery(doc) : null;
   }
 
   /**
-   * Queues again every pending delivery that lost its queue entry (a crash between the two
-   * writes). Scans the log, so it runs rarely. Returns how many were put back.
+   * Writes an attempt and its result, and gives the lease up, if the lease is still `claim`'s.
+   * The log keeps the newest MAX_LOGGED_ATTEMPTS attempts. False: the lease was lost (it lapsed
+   * and another worker took the delivery over), and nothing was written.
    */
-  async requeueOrphans(now: Date): Promise<number> {
-    const pending = await this.model
-      .find({ status: 'pending' }, { webhookId: 1, projectId: 1, nextAttemptAt: 1 })
-      .lean<Pick<DeliveryDoc, '_id' | 'webhookId' | 'projectId' | 'nextAttemptAt'>[]>();
-    let requeued = 0;
-    for (const delivery of pending) {
-      const result = await this.queue.updateOne(
-        { _id: delivery._id },
+  async recordAttempt(claim: Claim, attempt: Attempt, result: AttemptResult): Promise<boolean> {
+    const { matchedCount } = await this.model.updateOne(
+      { _id: claim.deliveryId, leaseOwner: claim.leaseOwner },
+      {
+        $set: { ...result, ...RELEASED },
+        $push: { attempts: { $each: [attempt], $slice: -MAX_LOGGED_ATTEMPTS } },
+        $inc: { attemptCount: 1 },
+      },
+    );
+    return matchedCount === 1;
+  }
+
+  /** Gives a claimed delivery back unattempted, due at `dueAt`, if the lease is still `claim`'s. */
+  async release(claim: Claim, dueAt: Date): Promise<void> {
+    await this.model.updateOne(
+      { _id: claim.deliveryId, leaseOwner: claim.leaseOwner },
+      { $set: { nextAttemptAt: dueAt, ...RELEASED } },
+    );
+  }
+
+  /** Stops a claimed delivery unattempted (its webhook is off or gone). */
+  async cancel(claim: Claim): Promise<void> {
+    await transition<DeliveryDoc, DeliveryStatus>(this.model, {
+      where: { _id: claim.deliveryId, leaseOwner: claim.leaseOwner },
+      from: ['pending'],
+      to: 'failed',
+      set: { nextAttemptAt: null, ...RELEASED },
+    });
+  }
+
+  /**
+   * Stops every pending delivery of a webhook that was turned off. An attempt under way
+   * finishes and is recorded; its retry, if any, is stopped when claimed.
+   */
+  async cancelPending(webhookId: Types.ObjectId): Promise<void> {
+    await this.model.updateMany(
+      { webhookId, status: 'pending', leaseOwner: null },
+      { $set: { status: 'failed', nextAttemptAt: null } },
+    );
+  }
+
+  /**
+   * Makes a delivery due now, unless an attempt of it is under way (or it changed since it was
+   * read as `current`). A pending one keeps its retry schedule; a finished one becomes a manual,
+   * single new attempt. Null when it was not made due.
+   */
+  async redeliver(current: Delivery, now: Date): Promise<Delivery | null> {
+    const set: Record<string, unknown> = { status: 'pending', nextAttemptAt: now, ...RELEASED };
+    if (current.status !== 'pending') set.manual = true;
+    const doc = await this.model
+      .findOneAndUpdate(
         {
-          $setOnInsert: {
-            webhookId: delivery.webhookId,
-            projectId: delivery.projectId,
-            dueAt: delivery.nextAttemptAt ?? now,
-            leaseId: null,
-          },
+          _id: current.id,
+          webhookId: current.webhookId,
+          status: current.status,
+          ...unleasedAt(now),
         },
-        { upsert: true },
-      );
-      requeued += result.upsertedCount;
-    }
-    return requeued;
+        { $set: set },
+        { new: true },
+      )
+      .lean<DeliveryDoc>();
+    return doc ? toDelivery(doc) : null;
   }
 
   async deleteForWebhook(webhookId: Types.ObjectId): Promise<number> {
-    await this.queue.deleteMany({ webhookId });
     return (await this.model.deleteMany({ webhookId })).deletedCount;
   }
 
   async deleteInProject(projectId: string): Promise<number> {
-    await this.queue.deleteMany({ projectId });
     return (await this.model.deleteMany({ projectId })).deletedCount;
   }
 
   /** Retention: finished deliveries last updated before `cutoff` go. */
   async deleteFinishedBefore(cutoff: Date): Promise<number> {
-    return (await this.model.deleteMany({ status: { $ne: 'pending' }, updatedAt: { $lt: cutoff } }))
+    const finished: DeliveryStatus[] = ['succeeded', 'failed'];
+    return (await this.model.deleteMany({ status: { $in: finished }, updatedAt: { $lt: cutoff } }))
       .deletedCount;
   }
 }

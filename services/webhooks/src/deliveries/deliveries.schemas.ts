@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DeliveryStatus } from './deliveries.model';
-import type { Delivery } from './deliveries.repository';
+import type { Delivery, DeliveryListItem } from './deliveries.repository';
 
 /** The actions (test send, redelivery) take no input; a body, if any, must be `{}`. */
 export const noInputBody = z.object({}).strict().optional();
@@ -33,7 +33,7 @@ export interface DeliveryDetail extends DeliverySummary {
   attemptLog: AttemptView[];
 }
 
-export function deliverySummary(delivery: Delivery): DeliverySummary {
+export function deliverySummary(delivery: DeliveryListItem): DeliverySummary {
   return {
     id: delivery.id,
     eventId: delivery.eventId,

@@ -8,7 +8,12 @@ import {
   type PageRequest,
 } from '@platform/shared';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
-import type { DeliveriesRepository, Delivery, NewDelivery } from './deliveries.repository';
+import type {
+  DeliveriesRepository,
+  Delivery,
+  DeliveryListItem,
+  NewDelivery,
+} from './deliveries.repository';
 import type { DeliveryWorker } from './delivery-worker';
 import { TEST_EVENT_TYPE, statusChangedBody, testEventBody } from './payloads';
 
@@ -77,7 +82,7 @@ export class DeliveriesService {
       delivery = await this.deps.deliveries.insert(
         { ...fields, webhookId, projectId: webhook.projectId },
         this.now(),
-        reservation ?? undefined,
+        reservation?.lease,
       );
     } catch (err) {
       if (reservation) dispatcher.release(reservation);
@@ -89,13 +94,16 @@ export class DeliveriesService {
     return delivery;
   }
 
-  listDeliveries(webhook: Webhook, request: PageRequest): Promise<Page<Delivery>> {
+  listDeliveries(webhook: Webhook, request: PageRequest): Promise<Page<DeliveryListItem>> {
     return this.deps.deliveries.listForWebhook(parseObjectId(webhook.id), request);
   }
 
   async getDelivery(webhook: Webhook, deliveryId: string): Promise<Delivery> {
-    const delivery = await this.deps.deliveries.findById(parseObjectId(deliveryId, 'Delivery'));
-    if (!delivery || delivery.webhookId.toHexString() !== webhook.id) throw notFound('Delivery');
+    const delivery = await this.deps.deliveries.findInWebhook(
+      parseObjectId(webhook.id),
+      parseObjectId(deliveryId, 'Delivery'),
+    );
+    if (!delivery) throw notFound('Delivery');
     return delivery;
   }
 
@@ -106,14 +114,13 @@ export class DeliveriesService {
   async redeliver(webhook: Webhook, deliveryId: string): Promise<Delivery> {
     assertEnabled(webhook);
     const current = await this.getDelivery(webhook, deliveryId);
-    const now = this.now();
-    if (await this.deps.deliveries.isInFlight(parseObjectId(current.id), now)) {
+    const due = await this.deps.deliveries.redeliver(current, this.now());
+    if (!due) {
+      await this.getDelivery(webhook, deliveryId);
       throw conflict('An attempt of this delivery is in progress: try again when it is over.');
     }
-    const requeued = await this.deps.deliveries.requeue(current, now);
-    if (!requeued) throw notFound('Delivery');
     this.deps.dispatcher.notify();
-    return requeued;
+    return due;
   }
 }
 

@@ -389,16 +389,11 @@ describe('test sends and redeliveries', () => {
     const [test] = await deliveriesOf(webhook.id);
     await settled(webhook.id, test!.eventId, 'failed');
 
-    // The attempt's in-flight marker is released in the write after its final status, and a
-    // redelivery in between is 409 (an attempt is running): a client retries, and so do we.
-    const res = await waitFor(async () => {
-      const answer = await p.api.post(
-        `${p.base}/${webhook.id}/deliveries/${test!._id.toHexString()}/redeliver`,
-      );
-      return answer.status === 409 ? null : answer;
-    });
+    const res = await p.api.post(
+      `${p.base}/${webhook.id}/deliveries/${test!._id.toHexString()}/redeliver`,
+    );
 
-    expect(res.status).toBe(202);
+    expect([res.status, res.body]).toEqual([202, null]);
     await waitFor(async () => (await deliveriesOf(webhook.id))[0]?.attemptCount === 2);
     const stored = await settled(webhook.id, test!.eventId, 'failed');
     expect(stored.attemptCount).toBe(2);
@@ -515,7 +510,6 @@ describe('consuming events', () => {
         0,
       { what: 'the project’s webhooks and deliveries to go' },
     );
-    expect(await deliveriesRepository.queue.countDocuments({ projectId: p.projectId })).toBe(0);
     expect(await webhooksRepository.model.findById(kept.id).lean()).toMatchObject({
       projectId: q.projectId,
     });

@@ -79,14 +79,11 @@ describe('restarts', () => {
     await first.components.deliveries.recordStatusChange(event);
     const scheduled = await waitFor(async () => {
       const delivery = await deliveryOf(first, event.eventId);
-      const entry =
-        delivery &&
-        (await first.components.deliveriesRepository.queue.findById(delivery._id).lean());
-      return delivery?.attemptCount === 1 && entry?.leaseId === null ? delivery : null;
+      return delivery?.attemptCount === 1 ? delivery : null;
     });
     await stop(first);
 
-    expect(scheduled).toMatchObject({ status: 'pending', lastStatusCode: 500 });
+    expect(scheduled).toMatchObject({ status: 'pending', lastStatusCode: 500, leaseOwner: null });
     expect(scheduled.nextAttemptAt!.getTime()).toBeGreaterThan(Date.now());
     expect(target.requests).toHaveLength(1);
 
@@ -129,7 +126,8 @@ describe('restarts', () => {
     const service = await start({ dbName });
     const p = await subscribe(service, target);
     const event = statusChange(p);
-    const { model, queue } = service.components.deliveriesRepository;
+    const { model } = service.components.deliveriesRepository;
+    // What a worker that claimed the delivery and then died leaves behind.
     const orphan = await model.create({
       webhookId: p.webhookId,
       projectId: p.projectId,
@@ -137,14 +135,8 @@ describe('restarts', () => {
       type: event.type,
       body: '{"type":"deployment.status_changed"}',
       nextAttemptAt: new Date(),
-    });
-    // What a worker that claimed the delivery and then died leaves behind.
-    await queue.create({
-      _id: orphan._id,
-      webhookId: p.webhookId,
-      projectId: p.projectId,
-      leaseId: 'dead-worker',
-      dueAt: new Date(Date.now() + 400),
+      leaseOwner: 'dead-worker',
+      leaseUntil: new Date(Date.now() + 400),
     });
 
     const busy = await p.api.post(`${p.base}/${p.webhookId}/deliveries/${orphan.id}/redeliver`);
@@ -157,47 +149,24 @@ describe('restarts', () => {
     const [request] = await target.waitForRequests(1);
     expect(request!.receivedAt).toBeGreaterThanOrEqual(orphan.createdAt.getTime() + 300);
     await waitFor(async () => (await model.findById(orphan.id).lean())?.status === 'succeeded');
-    expect(await model.findById(orphan.id).lean()).toMatchObject({ attemptCount: 1 });
-    expect(await queue.findById(orphan.id).lean()).toBeNull();
+    expect(await model.findById(orphan.id).lean()).toMatchObject({
+      attemptCount: 1,
+      leaseOwner: null,
+      leaseUntil: null,
+    });
   });
 });
 
-describe('housekeeping', () => {
-  it('queues again a pending delivery that a crash left without a queue entry', async () => {
-    const dbName = newDatabase();
-    const target = await receiver();
-    const service = await start({ dbName, housekeepingIntervalMs: 200 });
-    const p = await subscribe(service, target);
-    const event = statusChange(p);
-    const { model, queue } = service.components.deliveriesRepository;
-
-    const stranded = await model.create({
-      webhookId: p.webhookId,
-      projectId: p.projectId,
-      eventId: event.eventId,
-      type: event.type,
-      body: '{"type":"deployment.status_changed"}',
-      nextAttemptAt: new Date(),
-    });
-
-    const [request] = await target.waitForRequests(1);
-    expect(request!.headers['webhook-id']).toBe(event.eventId);
-    await waitFor(async () => (await model.findById(stranded.id).lean())?.status === 'succeeded');
-    // The queue entry goes in the write after the delivery's final status.
-    await waitFor(async () => (await queue.findById(stranded.id).lean()) === null, {
-      what: 'the queue entry to go',
-    });
-  });
-
-  it('queues a stranded delivery when its event is read again', async () => {
+describe('finding work', () => {
+  it('sends a due delivery that another replica recorded without telling this one', async () => {
     const dbName = newDatabase();
     const target = await receiver();
     const service = await start({ dbName });
     const p = await subscribe(service, target);
     const event = statusChange(p);
-    const { model, queue } = service.components.deliveriesRepository;
-    // The first reading recorded the delivery, then failed before queueing it.
-    const stranded = await model.create({
+    const { model } = service.components.deliveriesRepository;
+
+    const recordedElsewhere = await model.create({
       webhookId: p.webhookId,
       projectId: p.projectId,
       eventId: event.eventId,
@@ -206,16 +175,42 @@ describe('housekeeping', () => {
       nextAttemptAt: new Date(),
     });
 
+    const [request] = await target.waitForRequests(1);
+    expect(request!.headers['webhook-id']).toBe(event.eventId);
+    await waitFor(
+      async () => (await model.findById(recordedElsewhere.id).lean())?.status === 'succeeded',
+    );
+    expect(await model.findById(recordedElsewhere.id).lean()).toMatchObject({
+      attemptCount: 1,
+      lastStatusCode: 204,
+      leaseOwner: null,
+    });
+  });
+
+  it('records nothing new for an event read again while its delivery waits for a retry', async () => {
+    const dbName = newDatabase();
+    const target = await receiver(answerInTurn(500, 200));
+    const service = await start({ dbName, retrySchedule: [600] });
+    const p = await subscribe(service, target);
+    const event = statusChange(p);
+    const { model } = service.components.deliveriesRepository;
+    await service.components.deliveries.recordStatusChange(event);
+    await waitFor(async () => (await deliveryOf(service, event.eventId))?.attemptCount === 1);
+
     const recorded = await service.components.deliveries.recordStatusChange(event);
 
     expect(recorded).toBe(0);
-    const [request] = await target.waitForRequests(1);
-    expect(request!.headers['webhook-id']).toBe(event.eventId);
-    await waitFor(async () => (await model.findById(stranded.id).lean())?.status === 'succeeded');
+    await waitFor(async () => (await deliveryOf(service, event.eventId))?.status === 'succeeded');
     expect(await model.countDocuments({ eventId: event.eventId })).toBe(1);
-    expect(await queue.findById(stranded.id).lean()).toBeNull();
+    expect(await deliveryOf(service, event.eventId)).toMatchObject({ attemptCount: 2 });
+    expect(target.requests.map((r) => r.headers['webhook-id'])).toEqual([
+      event.eventId,
+      event.eventId,
+    ]);
   });
+});
 
+describe('housekeeping', () => {
   it('deletes finished deliveries past retention and keeps the rest', async () => {
     const dbName = newDatabase();
     const service = await start({ dbName, retentionMs: 60_000, housekeepingIntervalMs: 200 });
@@ -331,15 +326,7 @@ describe('long outages', () => {
     // Stopped by the disabling, not by the end of its seven-step schedule.
     expect(attempts.length).toBeGreaterThanOrEqual(3);
     expect(attempts.length).toBeLessThan(7);
-    expect(delivery!.nextAttemptAt).toBeNull();
-    // The queue entry goes in the write after the delivery's final status.
-    await waitFor(
-      async () =>
-        (await service.components.deliveriesRepository.queue.countDocuments({
-          webhookId: p.webhookId,
-        })) === 0,
-      { what: 'the queue entry to go' },
-    );
+    expect(delivery).toMatchObject({ nextAttemptAt: null, leaseOwner: null });
     expect(attempts.at(-1)!.at.getTime() - disabled.failingSince!.getTime()).toBeGreaterThanOrEqual(
       500,
     );
@@ -369,8 +356,9 @@ describe('long outages', () => {
       nextAttemptAt: null,
     });
     expect(
-      await service.components.deliveriesRepository.queue.countDocuments({
+      await service.components.deliveriesRepository.model.countDocuments({
         webhookId: p.webhookId,
+        $or: [{ status: 'pending' }, { leaseOwner: { $ne: null } }],
       }),
     ).toBe(0);
     expect(

@@ -3,15 +3,17 @@ import type { Logger } from '@platform/shared';
 import { Types } from 'mongoose';
 import type { EgressGuard } from '../egress/egress-guard';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
-import type { AttemptResult, Claim, DeliveriesRepository, Delivery } from './deliveries.repository';
+import type {
+  AttemptResult,
+  Claim,
+  DeliveriesRepository,
+  Delivery,
+  Lease,
+} from './deliveries.repository';
 import { withJitter } from './retry-schedule';
 import { isSuccess, sendWebhook, type AttemptOutcome } from './send-webhook';
 import { webhookHeaders } from './signature';
 
-const mongooseId = (id: string) => new Types.ObjectId(id);
-
-/** Attempts kept in a delivery's log (redeliveries can add more). */
-export const MAX_LOGGED_ATTEMPTS = 50;
 /** A claimed attempt not finished this long after its timeout belongs to a dead worker. */
 const LEASE_MARGIN_MS = 30_000;
 const HOUR_MS = 3_600_000;
@@ -34,7 +36,7 @@ export interface DeliveryWorkerOptions {
   logger: Logger;
   /** How often to look for due deliveries when nobody called notify(). */
   pollIntervalMs?: number;
-  /** How often to requeue deliveries a crash left without a queue entry, and apply retention. */
+  /** How often to delete finished deliveries past retention. */
   housekeepingIntervalMs?: number;
   /**
    * A webhook gets one send at a time, so a prompt receiver sees events in the order they
@@ -55,8 +57,7 @@ interface Running {
 /** A slot and a lease taken for a delivery about to be recorded (see `reserve`). */
 export interface Reservation {
   webhookId: Types.ObjectId;
-  leaseId: string;
-  leaseUntil: Date;
+  lease: Lease;
   onSent: () => void;
 }
 
@@ -68,8 +69,8 @@ interface WebhookSends {
 }
 
 /**
- * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the queue
- * entry), so several instances can run and a restart loses nothing. Attempts run concurrently
+ * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the delivery),
+ * so several instances can run and a restart loses nothing. Attempts run concurrently
  * up to `concurrency`; one webhook never holds more than a quarter of the slots, so a slow or
  * dead receiver cannot hold up the others.
  */
@@ -148,19 +149,13 @@ export class DeliveryWorker {
     await Promise.all([...this.inFlight.values()].map((r) => r.done));
   }
 
-  /**
-   * Puts back pending deliveries that a crash left without a queue entry, and deletes finished
-   * deliveries past retention. Both scan the delivery log, hence rarely.
-   */
+  /** Deletes finished deliveries past retention. */
   async housekeeping(): Promise<void> {
     try {
-      const now = new Date();
-      const requeued = await this.options.deliveries.requeueOrphans(now);
       const deleted = await this.options.deliveries.deleteFinishedBefore(
-        new Date(now.getTime() - this.options.retentionMs),
+        new Date(Date.now() - this.options.retentionMs),
       );
-      if (requeued + deleted > 0) this.log.info({ requeued, deleted }, 'delivery housekeeping');
-      if (requeued > 0) this.notify();
+      if (deleted > 0) this.log.info({ deleted }, 'delivery housekeeping');
     } catch (err) {
       this.log.warn({ err }, 'delivery housekeeping failed');
     }
@@ -170,25 +165,21 @@ export class DeliveryWorker {
     do {
       this.pumpAgain = false;
       while (this.running && this.freeSlots() > 0) {
-        const claim = await this.claimNext();
-        if (!claim) break;
-        this.launch(claim);
+        const claimed = await this.claimNext();
+        if (!claimed) break;
+        this.launch(claimed.claim, claimed.delivery);
       }
     } while (this.pumpAgain && this.running);
   }
 
-  private async claimNext(): Promise<Claim | null> {
+  private async claimNext(): Promise<{ claim: Claim; delivery: Delivery } | null> {
     const now = new Date();
+    const lease = this.newLease(now);
     try {
-      const claim = await this.options.deliveries.claimDue(
-        now,
-        this.leaseUntil(now),
-        randomUUID(),
-        this.busyWebhookIds(),
-      );
+      const delivery = await this.options.deliveries.claimDue(now, lease, this.busyWebhookIds());
       if (this.claimFailing) this.log.info('claiming deliveries works again');
       this.claimFailing = false;
-      return claim;
+      return delivery && { claim: claimOf(delivery, lease), delivery };
     } catch (err) {
       // Logged once per outage, not at every poll.
       if (!this.claimFailing) this.log.warn({ err }, 'claiming deliveries failed');
@@ -199,8 +190,8 @@ export class DeliveryWorker {
 
   /**
    * The fast path for a delivery being recorded right now: when a slot is free and the webhook
-   * is not sending, takes both and a lease to write into the new queue entry, so `sendNow` can
-   * send it at once, with no claim and no reload. Null: record it unleased for a claim.
+   * is not sending, takes both and a lease to record the delivery with, so `sendNow` can send
+   * it at once, with no claim and no reload. Null: record it unleased for a claim.
    */
   reserve(webhookId: Types.ObjectId): Reservation | null {
     const now = Date.now();
@@ -211,28 +202,19 @@ export class DeliveryWorker {
     // Another instance may have claimed them; after a while the mark holds nobody back.
     if (queued) this.queuedBehind.delete(key);
     this.reserved++;
-    return {
-      webhookId,
-      leaseId: randomUUID(),
-      leaseUntil: this.leaseUntil(new Date()),
-      onSent: this.beginSend(webhookId),
-    };
+    return { webhookId, lease: this.newLease(new Date()), onSent: this.beginSend(webhookId) };
   }
 
   /** Sends the delivery recorded under `reservation`. */
   sendNow(reservation: Reservation, delivery: Delivery, webhook: Webhook): void {
     this.reserved--;
-    const claim: Claim = {
-      deliveryId: mongooseId(delivery.id),
-      webhookId: reservation.webhookId,
-      leaseId: reservation.leaseId,
-    };
+    const claim = claimOf(delivery, reservation.lease);
     if (!this.running) {
       reservation.onSent();
-      void this.options.deliveries.reschedule(claim, new Date()).catch(() => undefined);
+      void this.options.deliveries.release(claim, new Date()).catch(() => undefined);
       return;
     }
-    this.launch(claim, reservation.onSent, { delivery, webhook });
+    this.launch(claim, delivery, reservation.onSent, webhook);
   }
 
   /** Gives back a reservation whose delivery was not recorded (a duplicate, or an error). */
@@ -250,8 +232,12 @@ export class DeliveryWorker {
     return this.options.concurrency - this.inFlight.size - this.reserved;
   }
 
-  private leaseUntil(now: Date): Date {
-    return new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS);
+  /** A lease for one claim, lasting past the attempt's time limit. */
+  private newLease(now: Date): Lease {
+    return {
+      owner: randomUUID(),
+      until: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS),
+    };
   }
 
   /** Whether the webhook may not start another send now (see `inOrderWindowMs`). */
@@ -290,13 +276,14 @@ export class DeliveryWorker {
 
   private launch(
     claim: Claim,
+    delivery: Delivery,
     onSent = this.beginSend(claim.webhookId),
-    loaded?: { delivery: Delivery; webhook: Webhook },
+    webhook?: Webhook,
   ): void {
-    if (!loaded) this.claimedOneQueued(claim.webhookId.toHexString());
+    if (!webhook) this.claimedOneQueued(claim.webhookId.toHexString());
     const abort = new AbortController();
-    const deliveryId = claim.deliveryId.toHexString();
-    const done = this.attempt(claim, abort.signal, onSent, loaded)
+    const deliveryId = delivery.id;
+    const done = this.attempt(claim, delivery, abort.signal, onSent, webhook)
       .catch((err: unknown) => {
         // The lease runs out and another attempt follows.
         this.log.error({ err, deliveryId }, 'delivery attempt could not be recorded');
@@ -311,21 +298,14 @@ export class DeliveryWorker {
 
   private async attempt(
     claim: Claim,
+    delivery: Delivery,
     signal: AbortSignal,
     onSent: () => void,
-    loaded?: { delivery: Delivery; webhook: Webhook },
+    loaded?: Webhook,
   ): Promise<void> {
     const { deliveries, webhooks } = this.options;
-    const [delivery, webhook] = loaded
-      ? [loaded.delivery, loaded.webhook]
-      : await Promise.all([
-          deliveries.findById(claim.deliveryId),
-          webhooks.findById(claim.webhookId),
-        ]);
-    if (!delivery || delivery.status !== 'pending') {
-      await deliveries.dequeue(claim);
-      return;
-    }
+    // Read after the claim: a webhook turned off before it is never sent to.
+    const webhook = loaded ?? (await webhooks.findById(claim.webhookId));
     if (!webhook || !webhook.enabled) {
       await deliveries.cancel(claim);
       return;
@@ -339,12 +319,21 @@ export class DeliveryWorker {
       guard: this.options.guard,
       signal,
     });
-    onSent();
+    // The webhook's next send may start now, unless this outcome may turn the webhook off: then
+    // only once it is off, so that nothing more is sent to it from here.
+    if (!this.mayTurnOff(webhook, startedAt, outcome)) onSent();
     if (signal.aborted && outcome.statusCode === null) {
-      await deliveries.reschedule(claim, new Date());
+      await deliveries.release(claim, new Date());
       return;
     }
     await this.record(claim, delivery, webhook, startedAt, outcome);
+  }
+
+  private mayTurnOff(webhook: Webhook, at: Date, outcome: AttemptOutcome): boolean {
+    if (isSuccess(outcome.statusCode)) return false;
+    if (outcome.statusCode === 410) return true;
+    const failingSince = webhook.failingSince ?? at;
+    return at.getTime() - failingSince.getTime() >= this.options.disableAfterMs;
   }
 
   private async record(
@@ -355,9 +344,8 @@ export class DeliveryWorker {
     outcome: AttemptOutcome,
   ) {
     const { deliveries, webhooks } = this.options;
-    const attempts = [...delivery.attempts, { at, ...outcome }].slice(-MAX_LOGGED_ATTEMPTS);
+    const attempt = { at, ...outcome };
     const result: AttemptResult = {
-      attempts,
       lastStatusCode: outcome.statusCode,
       retriesUsed: delivery.retriesUsed,
       status: 'failed',
@@ -368,11 +356,14 @@ export class DeliveryWorker {
       webhookId: webhook.id,
       statusCode: outcome.statusCode,
     };
+    const write = async (final: AttemptResult) => {
+      if (!(await deliveries.recordAttempt(claim, attempt, final)))
+        this.log.warn(logFields, 'attempt not recorded: its lease lapsed and was taken over');
+    };
 
     if (isSuccess(outcome.statusCode)) {
-      await deliveries.recordAttempt(claim.deliveryId, { ...result, status: 'succeeded' });
-      await deliveries.dequeue(claim);
-      if (webhook.failingSince) await webhooks.setFailingSince(claim.webhookId, null);
+      await write({ ...result, status: 'succeeded' });
+      if (webhook.failingSince) await webhooks.clearFailing(claim.webhookId);
       this.log.debug(logFields, 'webhook delivered');
       return;
     }
@@ -380,8 +371,7 @@ export class DeliveryWorker {
       // Off before the 410 is logged, so whoever sees it there finds the webhook off already;
       // the other pending deliveries stop after this one's outcome is written.
       const turnedOff = await webhooks.disable(claim.webhookId, 'gone');
-      await deliveries.recordAttempt(claim.deliveryId, result);
-      await deliveries.dequeue(claim);
+      await write(result);
       if (turnedOff) await this.stopPending(claim.webhookId, 'gone');
       return;
     }
@@ -393,29 +383,29 @@ export class DeliveryWorker {
       result.retriesUsed = delivery.retriesUsed + 1;
       result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay, this.options.random));
     }
-    await deliveries.recordAttempt(claim.deliveryId, result);
-    if (result.nextAttemptAt) await deliveries.reschedule(claim, result.nextAttemptAt);
-    else await deliveries.dequeue(claim);
+    await write(result);
     this.log.info(
       { ...logFields, error: outcome.error, retryAt: result.nextAttemptAt },
       'webhook attempt failed',
     );
 
-    const failingSince = webhook.failingSince ?? at;
-    if (!webhook.failingSince) await webhooks.setFailingSince(claim.webhookId, at);
-    if (at.getTime() - failingSince.getTime() >= this.options.disableAfterMs) {
-      await this.disable(claim.webhookId, 'failing');
+    if (!webhook.failingSince) await webhooks.markFailing(claim.webhookId, at);
+    if (this.mayTurnOff(webhook, at, outcome)) {
+      const failingSince = new Date(at.getTime() - this.options.disableAfterMs);
+      if (await webhooks.disable(claim.webhookId, 'failing', failingSince))
+        await this.stopPending(claim.webhookId, 'failing');
     }
   }
 
-  /** The receiver has failed for days: stop sending to it. */
-  private async disable(webhookId: Types.ObjectId, reason: 'failing') {
-    if (await this.options.webhooks.disable(webhookId, reason))
-      await this.stopPending(webhookId, reason);
-  }
-
   private async stopPending(webhookId: Types.ObjectId, reason: 'gone' | 'failing') {
-    await this.options.deliveries.cancelPending(webhookId, new Date());
+    await this.options.deliveries.cancelPending(webhookId);
     this.log.warn({ webhookId: webhookId.toHexString(), reason }, 'webhook disabled');
   }
 }
+
+/** The claim of a delivery leased with `lease`. */
+const claimOf = (delivery: Delivery, lease: Lease): Claim => ({
+  deliveryId: new Types.ObjectId(delivery.id),
+  webhookId: delivery.webhookId,
+  leaseOwner: lease.owner,
+});

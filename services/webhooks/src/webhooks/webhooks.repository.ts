@@ -1,4 +1,4 @@
-import type { Model, Types } from 'mongoose';
+import type { FilterQuery, Model, Types } from 'mongoose';
 import { findPage, mapPage, type Page, type PageRequest } from '@platform/shared';
 import type { DisabledReason, WebhookDoc, WebhookEventType } from './webhooks.model';
 
@@ -54,10 +54,9 @@ export class WebhooksRepository {
     return this.model.countDocuments({ projectId });
   }
 
-  /** The webhook if it belongs to `projectId` (looked up by `_id` alone, then checked). */
   async findInProject(projectId: string, id: Types.ObjectId): Promise<Webhook | null> {
-    const webhook = await this.findById(id);
-    return webhook?.projectId === projectId ? webhook : null;
+    const doc = await this.model.findOne({ _id: id, projectId }).lean<WebhookDoc>();
+    return doc ? toWebhook(doc) : null;
   }
 
   async findById(id: Types.ObjectId): Promise<Webhook | null> {
@@ -82,15 +81,19 @@ export class WebhooksRepository {
     return docs.map(toWebhook);
   }
 
-  async update(id: Types.ObjectId, changes: WebhookChanges): Promise<Webhook | null> {
+  async updateInProject(
+    projectId: string,
+    id: Types.ObjectId,
+    changes: WebhookChanges,
+  ): Promise<Webhook | null> {
     const doc = await this.model
-      .findOneAndUpdate({ _id: id }, { $set: changes }, { new: true })
+      .findOneAndUpdate({ _id: id, projectId }, { $set: changes }, { new: true })
       .lean<WebhookDoc>();
     return doc ? toWebhook(doc) : null;
   }
 
-  async delete(id: Types.ObjectId): Promise<boolean> {
-    const result = await this.model.deleteOne({ _id: id });
+  async deleteFromProject(projectId: string, id: Types.ObjectId): Promise<boolean> {
+    const result = await this.model.deleteOne({ _id: id, projectId });
     return result.deletedCount > 0;
   }
 
@@ -99,15 +102,29 @@ export class WebhooksRepository {
     return result.deletedCount;
   }
 
-  /** Turns a webhook off; true when it was on until now. */
-  async disable(id: Types.ObjectId, reason: DisabledReason): Promise<boolean> {
-    const before = await this.model
-      .findOneAndUpdate({ _id: id }, { $set: { enabled: false, disabledReason: reason } })
-      .lean<WebhookDoc>();
-    return before?.enabled === true;
+  /**
+   * Turns a webhook off, if it is on (and, with `failingSince`, has been failing since then or
+   * longer). True for the one caller that turned it off.
+   */
+  async disable(id: Types.ObjectId, reason: DisabledReason, failingSince?: Date): Promise<boolean> {
+    const filter: FilterQuery<WebhookDoc> = { _id: id, enabled: true };
+    if (failingSince) filter.failingSince = { $lte: failingSince };
+    const result = await this.model.updateOne(filter, {
+      $set: { enabled: false, disabledReason: reason },
+    });
+    return result.modifiedCount === 1;
   }
 
-  async setFailingSince(id: Types.ObjectId, since: Date | null): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: { failingSince: since } });
+  /** Notes when the current run of failures began, unless it is noted already. */
+  async markFailing(id: Types.ObjectId, since: Date): Promise<void> {
+    await this.model.updateOne({ _id: id, failingSince: null }, { $set: { failingSince: since } });
+  }
+
+  /** Ends the current run of failures (a success). */
+  async clearFailing(id: Types.ObjectId): Promise<void> {
+    await this.model.updateOne(
+      { _id: id, failingSince: { $ne: null } },
+      { $set: { failingSince: null } },
+    );
   }
 }

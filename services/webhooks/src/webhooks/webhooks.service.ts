@@ -62,7 +62,7 @@ export class WebhooksService {
     webhookId: string,
     input: UpdateWebhookInput,
   ): Promise<Webhook> {
-    const id = parseObjectId((await this.getWebhook(projectId, webhookId)).id);
+    const id = parseWebhookId(webhookId);
     if (input.url !== undefined) await this.assertUrlAllowed(input.url);
     const changes: WebhookChanges = {};
     if (input.url !== undefined) changes.url = input.url;
@@ -73,15 +73,15 @@ export class WebhooksService {
     if (input.enabled === false)
       Object.assign(changes, { enabled: false, disabledReason: 'owner' });
     if (input.rotateSecret) changes.secret = generateWebhookSecret();
-    const webhook = await this.deps.webhooks.update(id, changes);
+    const webhook = await this.deps.webhooks.updateInProject(projectId, id, changes);
     if (!webhook) throw notFound('Webhook');
-    if (input.enabled === false) await this.deps.deliveries.cancelPending(id, new Date());
+    if (input.enabled === false) await this.deps.deliveries.cancelPending(id);
     return webhook;
   }
 
   async deleteWebhook(projectId: string, webhookId: string): Promise<void> {
-    const id = parseObjectId((await this.getWebhook(projectId, webhookId)).id);
-    if (!(await this.deps.webhooks.delete(id))) throw notFound('Webhook');
+    const id = parseWebhookId(webhookId);
+    if (!(await this.deps.webhooks.deleteFromProject(projectId, id))) throw notFound('Webhook');
     await this.deps.deliveries.deleteForWebhook(id);
   }
 
