@@ -45,7 +45,9 @@ export function accountsRepository(connection: Connection) {
       try {
         return toAccount(await upsert());
       } catch (err) {
-        // Two first logins of one subject race to insert; the loser's retry updates the winner's.
+        // Racing first logins of one subject both try to insert; the unique index lets one in.
+        // MongoDB retries such an upsert itself, and documents that a client may retry it: the
+        // retry finds the winner's account and updates it.
         if (!isDuplicateKeyError(err)) throw err;
         return toAccount(await upsert());
       }
