@@ -14,6 +14,10 @@ describe('nameKeyOf', () => {
     expect(nameKeyOf(composed)).toBe(nameKeyOf(decomposed));
   });
 
+  it('ignores surrounding white space, so the key is the same however the name arrived', () => {
+    expect(nameKeyOf('  Billing API ')).toBe(nameKeyOf('billing api'));
+  });
+
   it('keeps names that differ in more than case apart', () => {
     expect(nameKeyOf('api-v1')).not.toBe(nameKeyOf('api-v2'));
     expect(nameKeyOf('a b')).not.toBe(nameKeyOf('ab'));
