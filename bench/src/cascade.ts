@@ -1,20 +1,19 @@
 /**
  * Benchmark 3, cascade: DELETE of a project with 100 services and 10,000 deployments.
  *
- * The project and its services are made through the API; the deployments (with their
- * transitions and leases) are seeded into bench_deployments in the service's own document shape
+ * The project and its services are made through the API; the deployments (each one document
+ * and its logs) are seeded into bench_deployments in the service's own document shape
  * (lib/seed.ts). Then, through the gateway: the DELETE's answer time, at once the four reads
  * (the project, a service, a service's deployment list, a deployment) that must all be 404, and
  * then how long until the documents are gone from MongoDB (projects, services, deployments,
- * transitions, leases, logs, timeline), polled with cheap existence checks every 250 ms for at
- * most 120 s.
+ * logs), polled with cheap existence checks every 250 ms for at most 120 s.
  */
 import { Types } from 'mongoose';
 import { BrowserClient, uniqueEmail } from './lib/client';
 import { cpuMeter, infraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
-import { probeOutboxRelay } from './lib/probes';
+import { probeOutboxSweep } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
 import { DOCUMENTS_PER_DEPLOYMENT, seedDeployments } from './lib/seed';
 import { main, startStack } from './lib/stack';
@@ -70,8 +69,8 @@ main('cascade', 1800, async () => {
     if (answer.value.status !== 200) throw new Error(`before the delete, ${name} was not 200`);
   }
 
-  // The outbox relay's polling query on this many transitions (it runs every second).
-  const relayProbe = await probeOutboxRelay(deploymentsDb.collection('deployment_transitions'), 5);
+  // The outbox relay's sweep on this many deployments (it runs every 5 s).
+  const relayProbe = await probeOutboxSweep(deploymentsDb.collection('deployments'), 5);
 
   // What the stack costs at rest with this data: its polling loops scan the collections.
   const pids = { ...stack.pids, ...(await infraPids()) };
@@ -112,10 +111,7 @@ main('cascade', 1800, async () => {
     project: () => projectsDb.collection('projects').find({ _id: projectObjectId }).limit(1),
     services: () => projectsDb.collection('services').find({ projectId: projectObjectId }).limit(1),
     deployments: () => deploymentsDb.collection('deployments').find(owned).limit(1),
-    transitions: () => deploymentsDb.collection('deployment_transitions').find(owned).limit(1),
-    leases: () => deploymentsDb.collection('deployment_leases').find(owned).limit(1),
     logs: () => deploymentsDb.collection('deployment_logs').find(owned).limit(1),
-    timeline: () => deploymentsDb.collection('deployment_timeline').find(owned).limit(1),
   };
   const goneAfterMs: Record<string, number | null> = Object.fromEntries(
     Object.keys(remaining).map((k) => [k, null]),
@@ -137,10 +133,7 @@ main('cascade', 1800, async () => {
       .collection('services')
       .countDocuments({ projectId: projectObjectId }),
     deployments: await deploymentsDb.collection('deployments').countDocuments(owned),
-    transitions: await deploymentsDb.collection('deployment_transitions').countDocuments(owned),
-    leases: await deploymentsDb.collection('deployment_leases').countDocuments(owned),
     logs: await deploymentsDb.collection('deployment_logs').countDocuments(owned),
-    timeline: await deploymentsDb.collection('deployment_timeline').countDocuments(owned),
   };
   say(`left after the wait: ${JSON.stringify(counts)}`);
   const allGoneMs = Object.values(goneAfterMs).every((v) => v !== null)
@@ -177,7 +170,7 @@ main('cascade', 1800, async () => {
     },
     readsBeforeDelete: before,
     atRestCpuShare: idleCpuShare,
-    outboxRelayQueriesMs: relayProbe,
+    outboxRelay: relayProbe,
     verdicts,
   });
 });

@@ -1,24 +1,32 @@
 /**
  * Benchmark 4, deep lists: a service with 100,000 deployments; the first page and a page
  * 50,000 deep (its cursor made the way the service makes it: encodeCursor from @platform/shared
- * with the item's place in the service's timeline), each to answer at p99 under 20 ms, the
- * query using an index.
+ * with the position `{createdAt, id}` of the item before), each to answer at p99 under 20 ms,
+ * the query using an index.
  *
- * The project and service come from the API; the stack is then stopped, the deployments (with
- * their timeline entries, transitions and leases, lib/seed.ts) are written straight into
- * bench_deployments, and the stack started again, so seeding does not race the stack's own
- * polling. Measured through HTTP, straight to the deployments service with a signed identity
- * (the query is the subject; the gateway's share is benchmark 1's), then through the gateway.
- * Requests are sampled one after another, interleaved (one of each kind per round, so all
- * kinds meet the same background), bounded by count and time.
+ * The project and service come from the API; the stack is then stopped, the deployments (each
+ * one document and its logs, lib/seed.ts) are written straight into bench_deployments, and the
+ * stack started again, so seeding does not race the stack's own polling. Measured through HTTP,
+ * straight to the deployments service with a signed identity (the query is the subject; the
+ * gateway's share is benchmark 1's), then through the gateway. Requests are sampled one after
+ * another, interleaved (one of each kind per round, so all kinds meet the same background),
+ * bounded by count and time.
  *
  * Then the same pages at the database, with the service's own repository
- * (DeploymentsRepository.listInService: the timeline, then the deployments, then their status
- * changes, each one `_id $in`): the number of queries a page sends, their `explain` (FerretDB's
- * pushdown flags and SQLite's plan) and their times, plus SQLite's own plan for an `_id` lookup.
+ * (DeploymentsRepository.listInService: one keyset `find` through findPage, sorted
+ * `{createdAt: -1, _id: -1}`, limit + 1): the queries a page sends, the `explain` of each page
+ * query (with and without `?status=`) and of a single deployment's reads (FerretDB's pushdown
+ * flags and SQLite's plan, or MongoDB's winning plan), their times, and the SQLite indexes of
+ * the collections.
  */
-import { encodeCursor, writeWithoutRelay } from '@platform/shared';
-import { Types, type Query } from 'mongoose';
+import {
+  NEWEST_FIRST,
+  afterCursorFilter,
+  encodeCursor,
+  parseCursor,
+  writeWithoutRelay,
+} from '@platform/shared';
+import { Types, type mongo } from 'mongoose';
 import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
 import { cpuMeter, infraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
@@ -27,9 +35,8 @@ import { explainFind, repeat } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
 import { deploymentModels } from '@platform/deployments/dist/deployments/deployments.model';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
-import { descendingSeqs } from '@platform/deployments/dist/deployments/deployments.timeline';
 import { DOCUMENTS_PER_DEPLOYMENT, seedDeployments } from './lib/seed';
-import { sqliteIdPlans } from './lib/sqlite';
+import { sqliteIndexes } from './lib/sqlite';
 import { main, startStack } from './lib/stack';
 import { distribution, timed } from './lib/stats';
 import { connectMongo, dbName, resetStack } from './lib/stores';
@@ -113,19 +120,12 @@ main('deep-lists', 3600, async () => {
   );
   say(`at rest, CPU share (1 = one core): ${JSON.stringify(atRestCpuShare)}`);
 
-  // The page after the DEPTH-th newest deployment, as the service would have encoded it; and
-  // as a cursor made before the timeline encoded it (the service reads its place from it).
+  // The page after the DEPTH-th newest deployment, as the service would have encoded it.
   const position = seeded[DEPTH - 1]!;
-  const cursor = encodeCursor({
-    createdAt: position.createdAt,
-    id: position.id,
-    seq: position.seq,
-  });
-  const oldCursor = encodeCursor({ createdAt: position.createdAt, id: position.id });
+  const cursor = encodeCursor({ createdAt: position.createdAt, id: position.id });
   const urls = {
     first: `${stack.deployments}${listPath}?limit=${PAGE}`,
     deep: `${stack.deployments}${listPath}?limit=${PAGE}&cursor=${cursor}`,
-    deepOldCursor: `${stack.deployments}${listPath}?limit=${PAGE}&cursor=${oldCursor}`,
   };
   const identity = identityHeader(accountId, stack.internalSecret, 6 * 3600);
 
@@ -134,7 +134,6 @@ main('deep-lists', 3600, async () => {
   const pages = {
     first: await directGet(urls.first, identity),
     deep: await directGet(urls.deep, identity),
-    deepOldCursor: await directGet(urls.deepOldCursor, identity),
   };
   const idsOf = (page: { body?: any }) =>
     (page.body?.deployments ?? []).map((d: { id: string }) => d.id);
@@ -142,13 +141,10 @@ main('deep-lists', 3600, async () => {
     Object.values(pages).every((p) => p.status === 200 && typeof p.body?.nextCursor === 'string') &&
     JSON.stringify(idsOf(pages.first)) === JSON.stringify(expected(0)) &&
     JSON.stringify(idsOf(pages.deep)) === JSON.stringify(expected(DEPTH)) &&
-    JSON.stringify(idsOf(pages.deepOldCursor)) === JSON.stringify(expected(DEPTH)) &&
     pages.first.body.deployments.every((d: { status: string }) => d.status === 'DEPLOYED');
   say(`pages checked: ${pagesRight ? 'as expected' : 'NOT as expected'}`);
   if (!pagesRight) {
-    throw new Error(
-      `unexpected pages: ${pages.first.status} ${pages.deep.status} ${pages.deepOldCursor.status}`,
-    );
+    throw new Error(`unexpected pages: ${pages.first.status} ${pages.deep.status}`);
   }
 
   const samplingMeter = cpuMeter(pids);
@@ -156,7 +152,6 @@ main('deep-lists', 3600, async () => {
   const direct = await sampleInterleaved(SAMPLES, {
     firstPage: () => directGet(urls.first, identity),
     deepPage: () => directGet(urls.deep, identity),
-    deepPageOldCursor: () => directGet(urls.deepOldCursor, identity),
     // The service's floor for any request: the signed identity, the ownership check asked of
     // the projects service, an error answer (a malformed deployment id is 404 after the check).
     ownershipCheckOnly: () => directGet(`${stack.deployments}${listPath}/not-an-id`, identity),
@@ -185,8 +180,8 @@ main('deep-lists', 3600, async () => {
     await list();
     return [...sent];
   };
-  const listFirst = () => repository.listInService(ref, PAGE);
-  const listDeep = () => repository.listInService(ref, PAGE, position.seq);
+  const listFirst = () => repository.listInService(ref, { limit: PAGE });
+  const listDeep = () => repository.listInService(ref, { limit: PAGE, cursor });
   const queriesPerPage = {
     first: await queriesOf(listFirst),
     deep: await queriesOf(listDeep),
@@ -200,53 +195,73 @@ main('deep-lists', 3600, async () => {
   };
   say(`db: listInService first p50 ${pageTimes.first.p50} ms, deep p50 ${pageTimes.deep.p50} ms`);
 
-  // Each query of the pages, as listInService builds it: its plan and its time.
-  const latest = seeded[0]!.seq;
-  const firstSeqs = descendingSeqs(latest + 8, latest - (PAGE + 1));
-  const deepSeqs = descendingSeqs(position.seq - 1, position.seq - (PAGE + 1));
-  const deepIds = seeded.slice(DEPTH, DEPTH + PAGE + 1).map((d) => d.id);
-  const pageQueries: Record<string, Query<unknown, unknown>> = {
-    'timeline head (findById)': models.timelineHeads.findById(service.id, { seq: 1 }),
-    [`timeline, first page: ${firstSeqs.length} keys from the head (_id $in)`]:
-      repository.timeline.entriesQuery(service.id, firstSeqs),
-    [`timeline, page ${DEPTH} deep: ${deepSeqs.length} keys (_id $in)`]:
-      repository.timeline.entriesQuery(service.id, deepSeqs),
-    [`deployments of the deep page: ${deepIds.length} (_id $in, no logs)`]:
-      repository.deploymentsQuery(deepIds),
-    [`status changes of the deep page: ${deepIds.length * 2} keys (_id $in)`]:
-      repository.statusChangesQuery(deepIds),
-    'the deployment a cursor made before the timeline names (findById)':
-      models.deployments.findById(new Types.ObjectId(position.id), { logs: 0 }),
+  // Each page query as findPage builds it (filter, then the keyset range after the cursor,
+  // newest first, limit + 1), and a single deployment's two reads (GET of one deployment).
+  const after = afterCursorFilter(parseCursor(cursor));
+  const ofService = repository.listFilter(ref);
+  const deployed = repository.listFilter(ref, ['DEPLOYED']);
+  const page = { sort: NEWEST_FIRST, limit: PAGE + 1 };
+  const deploymentsCollection = deploymentsDb.collection(models.deployments.collection.name);
+  const logsCollection = deploymentsDb.collection(models.logs.collection.name);
+  const queries: Record<
+    string,
+    { collection: mongo.Collection; filter: mongo.Document; sort?: mongo.Document; limit?: number }
+  > = {
+    'first page': { collection: deploymentsCollection, filter: ofService, ...page },
+    [`page ${DEPTH} deep`]: {
+      collection: deploymentsCollection,
+      filter: { ...ofService, ...after },
+      ...page,
+    },
+    'first page, ?status=DEPLOYED': {
+      collection: deploymentsCollection,
+      filter: deployed,
+      ...page,
+    },
+    [`page ${DEPTH} deep, ?status=DEPLOYED`]: {
+      collection: deploymentsCollection,
+      filter: { ...deployed, ...after },
+      ...page,
+    },
+    'one deployment (GET): {_id, accountId, projectId, serviceId}': {
+      collection: deploymentsCollection,
+      filter: { _id: new Types.ObjectId(position.id), ...ref },
+    },
+    'its logs (GET): {_id, accountId}': {
+      collection: logsCollection,
+      filter: { _id: position.id, accountId },
+    },
   };
   const database: Record<string, unknown> = {};
-  for (const [name, query] of Object.entries(pageQueries)) {
-    const collection = deploymentsDb.collection(query.model.collection.collectionName);
-    const plan = await explainFind(collection, query.getFilter(), {
-      projection: (query.projection() ?? undefined) as Record<string, number> | undefined,
+  for (const [name, q] of Object.entries(queries)) {
+    const plan = await explainFind(q.collection, q.filter, { sort: q.sort, limit: q.limit });
+    const times = await repeat(DB_SAMPLES, () => {
+      let found = q.collection.find(q.filter);
+      if (q.sort) found = found.sort(q.sort);
+      if (q.limit) found = found.limit(q.limit);
+      return found.toArray();
     });
-    const usesIndex = /USING INDEX|IDHACK|IXSCAN/.test(JSON.stringify(plan.sqlitePlan));
-    const times = await repeat(DB_SAMPLES, () => query.clone().lean().exec());
     say(
-      `db: ${name}: filterPushdown ${plan.filterPushdown}, index ${usesIndex}, ` +
-        `p50 ${times.p50} ms, max ${times.max} ms`,
+      `db: ${name}: index ${plan.index ?? 'none'}, pushdown filter/sort/limit ` +
+        `${plan.filterPushdown}/${plan.sortPushdown}/${plan.limitPushdown}, ` +
+        `p50 ${times.p50} ms, p99 ${times.p99} ms`,
     );
-    database[name] = { plan, usesIndex, ms: times };
+    database[name] = { plan, ms: times };
   }
-  const sqlitePlans = {
-    deployments: await sqliteIdPlans(dbName(stack.stackName, 'deployments'), 'deployments'),
-    deployment_timeline: await sqliteIdPlans(
-      dbName(stack.stackName, 'deployments'),
-      'deployment_timeline',
-    ),
+  const sqlite = {
+    deployments: await sqliteIndexes(dbName(stack.stackName, 'deployments'), 'deployments'),
+    deployment_logs: await sqliteIndexes(dbName(stack.stackName, 'deployments'), 'deployment_logs'),
   };
   await mongoConnection.close();
 
-  const indexed = Object.values(database).filter((q) => (q as { usesIndex: boolean }).usesIndex);
+  const indexed = Object.values(database).filter(
+    (q) => (q as { plan: { usesIndex: boolean } }).plan.usesIndex,
+  );
   const verdicts = [
     verdict('first page p99', http.firstPage!.p99, '<', 20, ' ms'),
     verdict(`page ${DEPTH} deep p99`, http.deepPage!.p99, '<', 20, ' ms'),
     verdict(
-      `page queries whose plan uses an index (of ${Object.keys(database).length})`,
+      `queries whose plan uses an index (of ${Object.keys(database).length})`,
       indexed.length,
       '>=',
       Object.keys(database).length,
@@ -264,7 +279,7 @@ main('deep-lists', 3600, async () => {
     seeding: { ms: Math.round(seedTime.ms), documents: DEPLOYMENTS * DOCUMENTS_PER_DEPLOYMENT },
     summary: { http, atRestCpuShare, samplingCpuShare, queriesPerPage, listInServiceMs: pageTimes },
     database,
-    sqliteIdLookup: sqlitePlans,
+    sqliteIndexes: sqlite,
     verdicts,
   });
 });

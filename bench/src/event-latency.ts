@@ -3,10 +3,11 @@
  * webhook arriving at a receiver on 127.0.0.1, over 500 changes.
  *
  * The clock starts at the event's `occurredAt`, which the webhook carries as `timestamp`: the
- * deployments service stamps each transition with the time it writes it (`transitionRecord` in
- * services/deployments/src/deployments/deployments.repository.ts; the creation's is the
- * deployment's `createdAt`), and webhooks' `statusChangedBody` copies it into the payload. It
- * stops when the receiver has the whole body; every signature is checked.
+ * deployments service stamps each status change with the time it writes it (`changeStatus` in
+ * services/deployments/src/deployments/deployments.repository.ts, the same `at` as the
+ * deployment's `statusChangedAt`; the creation's is its `createdAt`), and webhooks'
+ * `statusChangedBody` copies it into the payload. It stops when the receiver has the whole body;
+ * every signature is checked.
  *
  * BUILD_COMMAND and DEPLOY_COMMAND are `true`, so each deployment makes three changes
  * (BUILDING, DEPLOYING, DEPLOYED) within milliseconds; BENCH_IN_FLIGHT deployments (default 2,
@@ -20,7 +21,7 @@ import { BrowserClient, uniqueEmail } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
 import { startReceiver, type Arrival } from './lib/receiver';
-import { probeOutboxRelay } from './lib/probes';
+import { probeOutboxSweep } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
 import { seedDeployments } from './lib/seed';
 import { main, startStack } from './lib/stack';
@@ -33,8 +34,9 @@ const WARMUP_DEPLOYMENTS = intEnv('BENCH_WARMUP_DEPLOYMENTS', 3);
 const RUN_LIMIT_S = intEnv('BENCH_RUN_LIMIT_S', 600);
 /**
  * Deployments already in the database before measuring (default none: the benchmark as
- * specified). Status changes are never deleted, so a running platform has many: with
- * BENCH_HISTORY=10000 the run shows what that history costs, written to
+ * specified). Deployments are never deleted but with their project or service, so a running
+ * platform has many: with BENCH_HISTORY=10000 the run shows what that history costs (the relay's
+ * sweep reads `{outboxPending: true}` among them), written to
  * results/event-latency-history-10000.json.
  */
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
@@ -210,9 +212,10 @@ main(RESULTS_NAME, 1800, async () => {
     .collection('deliveries')
     .find({ projectId: project.id }, { projection: { eventId: 1, createdAt: 1, attempts: 1 } })
     .toArray();
-  // The relay's queries as they stand vs by _id alone, on the transitions this run wrote.
-  const relayProbe = await probeOutboxRelay(
-    mongo.useDb(dbName(stack.stackName, 'deployments')).collection('deployment_transitions'),
+  // The relay's queries (its sweep, a named document, the flag's clear) on the deployments this
+  // run wrote and the history.
+  const relayProbe = await probeOutboxSweep(
+    mongo.useDb(dbName(stack.stackName, 'deployments')).collection('deployments'),
   );
   await mongo.close();
   const deliveryOf = new Map(deliveries.map((d) => [String(d.eventId), d]));
@@ -279,7 +282,7 @@ main(RESULTS_NAME, 1800, async () => {
       byStatus,
     },
     breakdownMs: breakdown,
-    outboxRelayQueriesMs: relayProbe,
+    outboxRelay: relayProbe,
     verdicts,
   });
 });

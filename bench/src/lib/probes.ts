@@ -13,8 +13,10 @@ export async function repeat(times: number, action: () => Promise<unknown>): Pro
 }
 
 /**
- * What FerretDB says about a query: `explain` on the find command, with FerretDB's own
- * `filterPushdown` / `sortPushdown` / `limitPushdown` flags and the SQLite plan.
+ * What the database says about a query: `explain` of `find(filter).sort(sort).limit(limit)`.
+ * On FerretDB: its own `filterPushdown` / `sortPushdown` / `limitPushdown` flags and SQLite's
+ * plan (`queryPlanner.Plan`, EXPLAIN QUERY PLAN lines: `SEARCH … USING INDEX …` or `SCAN …`);
+ * on MongoDB: the winning plan (IXSCAN, SORT, LIMIT stages). `usesIndex` reads either.
  */
 export async function explainFind(
   collection: Collection,
@@ -25,6 +27,8 @@ export async function explainFind(
   if (options.sort) cursor = cursor.sort(options.sort);
   if (options.limit) cursor = cursor.limit(options.limit);
   const plan = (await cursor.explain()) as Document;
+  const queryPlan = plan.queryPlanner?.Plan ?? plan.queryPlanner?.winningPlan ?? plan.queryPlanner;
+  const text = JSON.stringify(queryPlan ?? null);
   return {
     filter,
     sort: options.sort ?? null,
@@ -32,56 +36,55 @@ export async function explainFind(
     filterPushdown: plan.filterPushdown ?? null,
     sortPushdown: plan.sortPushdown ?? null,
     limitPushdown: plan.limitPushdown ?? null,
-    sqlitePlan: plan.queryPlanner?.Plan ?? plan.queryPlanner ?? null,
+    usesIndex: /USING (COVERING )?INDEX|IXSCAN|IDHACK|EXPRESS_IXSCAN/.test(text),
+    /** The index named in the plan (SQLite's or MongoDB's), if any. */
+    index:
+      /USING (?:COVERING )?INDEX (\S+)/.exec(text)?.[1] ??
+      /"indexName":"([^"]+)"/.exec(text)?.[1] ??
+      null,
+    plan: queryPlan ?? null,
   };
 }
 
 /**
- * The outbox relay's operations on a transitions collection (libs/shared/src/outbox.ts,
- * OutboxRelay.drainOnce and publishDocument), timed as they stand and in an `_id`-only shape
- * FerretDB pushes down. None of them changes anything: the conditional updates are given a
- * condition that matches nothing, so FerretDB reads through the whole table, as it does for a
- * just-written event (the newest row is the table's last); the `_id`-only update rewrites an
- * already published document with what it holds.
+ * The outbox relay's operations on the deployments collection (libs/shared/src/outbox.ts):
+ * the periodic sweep `find({outboxPending: true}, {outbox: 1}).limit(100)` (at start and every
+ * 5 s; it must be an index read, however many deployments there are), the read of a document a
+ * writer names (`findById`), and the flag's conditional clear. None of them changes anything:
+ * they are run against an already published deployment, which the clear's condition
+ * (`outboxPending: true`) does not match.
  */
-export async function probeOutboxRelay(transitions: Collection, times = 20) {
-  const count = await transitions.countDocuments({});
-  const newest = await transitions.find({}).sort({ _id: -1 }).limit(1).next();
-  // Only an already published one: the probes below must not touch a pending event.
-  if (!newest || newest.outboxPending !== false) return null;
-  say(`probing the outbox relay's queries on ${count} transitions (${times} times each)`);
-  const id = newest._id;
-  const asItIs = {
-    'find({outboxPending: true}).limit(100)': await repeat(times, () =>
-      transitions
-        .find({ outboxPending: true }, { projection: { outbox: 1 } })
-        .limit(100)
-        .toArray(),
-    ),
-    "updateOne({_id, 'outbox.0.eventId'}, {$pop}) to the end": await repeat(times, () =>
-      transitions.updateOne(
-        { _id: id, 'outbox.0.eventId': 'bench-probe-no-such-event' },
-        { $pop: { outbox: -1 } },
+export async function probeOutboxSweep(deployments: Collection, times = 20) {
+  const count = await deployments.countDocuments({});
+  const published = await deployments.findOne({ outboxPending: false }, { projection: { _id: 1 } });
+  if (!published) return null;
+  say(`probing the outbox relay's queries on ${count} deployments (${times} times each)`);
+  const id = published._id;
+  const sweep = { outboxPending: true };
+  return {
+    documents: count,
+    pendingNow: await deployments.countDocuments(sweep),
+    ms: {
+      'sweep: find({outboxPending: true}, {outbox: 1}).limit(100)': await repeat(times, () =>
+        deployments
+          .find(sweep, { projection: { outbox: 1 } })
+          .limit(100)
+          .toArray(),
       ),
-    ),
-    'updateOne({_id, outbox: {$size: 0}}, {$set: {outboxPending: false}}) to the end': await repeat(
-      times,
-      () =>
-        transitions.updateOne(
-          { _id: id, outbox: { $size: 1_000_000 } },
-          { $set: { outboxPending: false } },
+      'named: findOne({_id}, {outbox: 1})': await repeat(times, () =>
+        deployments.findOne({ _id: id }, { projection: { outbox: 1 } }),
+      ),
+      'clear: updateOne({_id, outboxPending: true, outbox: {$size: 0}}, {$set: {outboxPending: false}})':
+        await repeat(times, () =>
+          deployments.updateOne(
+            { _id: id, outboxPending: true, outbox: { $size: 0 } },
+            { $set: { outboxPending: false } },
+          ),
         ),
-    ),
+    },
+    plans: {
+      sweep: await explainFind(deployments, sweep, { limit: 100, projection: { outbox: 1 } }),
+      named: await explainFind(deployments, { _id: id }),
+    },
   };
-  const idOnly = {
-    'findOne({_id})': await repeat(times, () => transitions.findOne({ _id: id })),
-    'updateOne({_id}, {$set: {outbox: [], outboxPending: false}})': await repeat(times, () =>
-      transitions.updateOne({ _id: id }, { $set: { outbox: [], outboxPending: false } }),
-    ),
-  };
-  const plans = [
-    await explainFind(transitions, { outboxPending: true }, { limit: 100 }),
-    await explainFind(transitions, { _id: id }),
-  ];
-  return { documents: count, asItIs, idOnly, plans };
 }

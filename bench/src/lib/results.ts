@@ -48,11 +48,18 @@ export function machine() {
   };
 }
 
-/** Writes bench/results/<name>.json (through a temporary file, so a crash leaves the old one). */
-export function writeResults(name: string, results: Record<string, unknown>): string {
+/**
+ * Writes bench/results/<name>.json (through a temporary file, so a crash leaves the old one).
+ * `machineNotes` replaces what machine() assumes (a benchmark that starts no stack says so).
+ */
+export function writeResults(
+  name: string,
+  results: Record<string, unknown>,
+  machineNotes: Record<string, unknown> = {},
+): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${name}.json`);
-  const body = { benchmark: name, machine: machine(), ...results };
+  const body = { benchmark: name, machine: { ...machine(), ...machineNotes }, ...results };
   writeFileSync(`${file}.tmp`, `${JSON.stringify(body, null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
   say(`results written to ${path.relative(REPO_ROOT, file)}`);
@@ -60,8 +67,15 @@ export function writeResults(name: string, results: Record<string, unknown>): st
 }
 
 /** A target and whether the measurement met it, for the JSON and the final table. */
-export function verdict(what: string, measured: number, op: '<' | '>=', target: number, unit = '') {
-  const met = op === '<' ? measured < target : measured >= target;
+export function verdict(
+  what: string,
+  measured: number,
+  op: '<' | '<=' | '>=',
+  target: number,
+  unit = '',
+) {
+  const met =
+    op === '<' ? measured < target : op === '<=' ? measured <= target : measured >= target;
   say(`${met ? 'MET ' : 'MISS'} ${what}: ${measured}${unit} (target ${op} ${target}${unit})`);
   return { what, measured, target: `${op} ${target}${unit}`, met };
 }

@@ -7,13 +7,12 @@ import { infraEnv } from './env';
 const run = promisify(execFile);
 
 /**
- * SQLite's own plan for FerretDB's `_id` lookup, read-only from the database file of our private
- * FerretDB (sqlite3 CLI). FerretDB 1.24 as released filters on `_ferretdb_sjson->'$._id'` while
- * its `_id_` index is on `_ferretdb_sjson->"_id"`: SQLite cannot match the two, so the lookup is
- * a table scan. Our build (scripts/infra/ferretdb/patches/) filters on the index's expression.
- * Null when sqlite3 or the file is not there (e.g. BENCH_INFRA=shared).
+ * The SQLite indexes FerretDB made for a collection, read-only from the database file of our
+ * private FerretDB (sqlite3 CLI): whether the service's `createIndexes` became SQLite indexes a
+ * plan can name (`explain` shows which one a query used). Null when sqlite3 or the file is not
+ * there (e.g. BENCH_INFRA=shared, or MongoDB itself).
  */
-export async function sqliteIdPlans(database: string, collection: string) {
+export async function sqliteIndexes(database: string, collection: string) {
   const runDir = infraEnv().PLATFORM_RUN_DIR;
   if (!runDir) return null;
   const file = path.join(runDir, 'ferretdb', 'data', `${database}.sqlite`);
@@ -26,28 +25,10 @@ export async function sqliteIdPlans(database: string, collection: string) {
     );
     const indexes = (
       await sqlite(`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = '${table}'`)
-    ).split('\n');
-    const plan = async (expression: string) =>
-      (
-        await sqlite(
-          `EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM "${table}" WHERE ${expression} = 'x'`,
-        )
-      )
-        .split('\n')
-        .filter((line) => !line.startsWith('QUERY PLAN'))
-        .map((line) => line.replace(/^[`|-]+/, '').trim());
-    return {
-      table,
-      indexes,
-      releasedFerretdbLookup: {
-        where: `_ferretdb_sjson->'$._id' = ?`,
-        plan: await plan(`_ferretdb_sjson->'$._id'`),
-      },
-      patchedFerretdbLookup: {
-        where: `_ferretdb_sjson->"_id" = ?`,
-        plan: await plan(`_ferretdb_sjson->"_id"`),
-      },
-    };
+    )
+      .split('\n')
+      .filter(Boolean);
+    return { table, indexes };
   } catch (err) {
     return { error: (err as Error).message };
   }
