@@ -85,8 +85,8 @@ export interface ProcessedEvents {
 }
 
 /**
- * ProcessedEvents in the consumer's own MongoDB database. FerretDB has no TTL indexes, so old
- * entries are pruned by `prune()`, which the consumer calls now and then.
+ * ProcessedEvents in the consumer's own MongoDB database; old entries are pruned by `prune()`,
+ * which the consumer calls hourly.
  */
 export function mongoProcessedEvents(connection: Connection, consumer: string) {
   const collection = connection.collection<{ _id: string; consumer: string; at: Date }>(
@@ -123,7 +123,7 @@ export interface EventConsumerOptions {
   fromBeginning?: boolean;
   /**
    * How long handled event ids are remembered (default 7 days, far beyond any redelivery).
-   * When `processed` can prune, older ids are pruned hourly: FerretDB has no TTL indexes.
+   * When `processed` can prune, older ids are pruned hourly.
    */
   rememberEventsForMs?: number;
 }
