@@ -1,7 +1,9 @@
 import { Types } from 'mongoose';
+import type { DeploymentStatusChangedEvent } from '@platform/shared';
 import { identityHeaders, requestJson } from '@platform/shared/testing';
 import { startHarness, newCommitHash, type Harness } from '../test/harness';
-import { buildService } from '../test/projects-stub';
+import { buildService, type OwnedService } from '../test/projects-stub';
+import { NO_LEASE } from './deployments.model';
 import type { DeploymentStatus } from './status';
 
 // No pipeline here: deployments stay BUILDING until a test moves them.
@@ -15,12 +17,29 @@ afterAll(async () => {
 });
 
 /** Moves a deployment along as the pipeline would, without running one. */
-async function recordChanges(id: string, ...statuses: DeploymentStatus[]) {
+async function recordChanges(owned: OwnedService, id: string, ...statuses: DeploymentStatus[]) {
   const repository = h.repository;
   for (const status of statuses) {
-    const current = await repository.findById(id);
-    expect(await repository.transition(current!, status, 1)).not.toBeNull();
+    const current = await repository.find(owned, id);
+    expect(await repository.changeStatus(current!, status)).not.toBeNull();
   }
+}
+
+/** What a pipeline worker's claim does to the document: it holds it, as attempt 1. */
+async function claimAsWorker(id: string, owner: string) {
+  await h.models.deployments.updateOne(
+    { _id: id },
+    {
+      $set: { leaseOwner: owner, leaseUntil: new Date(Date.now() + 60_000) },
+      $inc: { attempts: 1 },
+    },
+  );
+  return { owner, attempt: 1 };
+}
+
+/** True when every event leaves the status the one before it entered: one line of history. */
+function isChain(events: DeploymentStatusChangedEvent[]): boolean {
+  return events.every((e, i) => e.previousStatus === (i === 0 ? null : events[i - 1]!.status));
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -54,17 +73,20 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
       serviceId: service.serviceId,
       commitHash,
       commitMessage: 'Fix the login page',
-    });
-    expect(doc).not.toHaveProperty('logs');
-    // Its logs are a document of their own, empty until the pipeline writes.
-    expect(await h.models.logs.findById(res.body.id).lean()).toMatchObject({
-      projectId: service.projectId,
-      serviceId: service.serviceId,
-      logs: '',
+      status: 'BUILDING',
+      deployedAt: null,
+      leaseOwner: null,
+      leaseUntil: NO_LEASE,
+      attempts: 0,
+      handedBack: 0,
     });
     expect(doc!.createdAt.toISOString()).toBe(res.body.createdAt);
+    expect(doc!.statusChangedAt).toEqual(doc!.createdAt);
+    // Its logs are a document of their own, made by the pipeline when it first claims it.
+    expect(doc).not.toHaveProperty('logs');
+    expect(await h.models.logs.exists({ _id: res.body.id })).toBeNull();
     expect(await h.changes(res.body.id)).toEqual(['->BUILDING']);
-    expect(await h.isQueued(res.body.id)).toBe(true);
+    expect(await h.isClaimable(res.body.id)).toBe(true);
   });
 
   it('stores the commit hash in lower case and the commit message as "" when none is given', async () => {
@@ -78,21 +100,15 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
     expect(doc).toMatchObject({ commitHash: 'abcdef0123456789', commitMessage: '' });
   });
 
-  it('records the first status event, BUILDING with no previous status, for the relay', async () => {
+  it('records the first status event, BUILDING with no previous status, in the deployment’s outbox', async () => {
     const service = h.projects.addService();
     const res = await h.api.trigger(service, { commitHash: newCommitHash() });
 
-    const transitions = await h.models.transitions.find({ deploymentId: res.body.id }).lean();
+    const doc = await h.document(res.body.id);
 
-    expect(transitions).toHaveLength(1);
-    expect(transitions[0]).toMatchObject({
-      from: null,
-      to: 'BUILDING',
-      outboxPending: true,
-      attempt: null,
-    });
-    expect(transitions[0]!.outbox).toHaveLength(1);
-    expect(transitions[0]!.outbox[0]).toMatchObject({
+    expect(doc!.outboxPending).toBe(true);
+    expect(doc!.outbox).toHaveLength(1);
+    expect(doc!.outbox[0]).toMatchObject({
       topic: 'deployment.status-changed',
       key: res.body.id,
       payload: {
@@ -106,6 +122,8 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
         commitHash: res.body.commitHash,
       },
     });
+    expect(doc!.outbox[0]!.eventId).toBe(doc!.outbox[0]!.payload.eventId);
+    expect(doc!.outbox[0]!.payload.occurredAt).toBe(res.body.createdAt);
   });
 
   it.each([
@@ -298,6 +316,23 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deployme
     expect(stranger.status).toBe(404);
   });
 
+  it('answers the same deployment, logs included, for its id in upper case', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+    // The logs document as the pipeline makes it at its first claim.
+    await h.models.logs.create({ _id: created.body.id, ...service, logs: 'building abcdef1\n' });
+
+    const lower = await h.api.get(service, created.body.id);
+    const upper = await h.api.get(service, created.body.id.toUpperCase());
+    const cancelled = await h.api.cancel(service, created.body.id.toUpperCase());
+
+    expect(lower.body.logs).toBe('building abcdef1\n');
+    expect(upper.status).toBe(200);
+    expect(upper.body).toEqual(lower.body);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: created.body.id, logs: 'building abcdef1\n' });
+  });
+
   it.each(['not-an-id', '123', new Types.ObjectId().toHexString()])(
     'answers 404 NOT_FOUND for the unknown or malformed id %s',
     async (id) => {
@@ -376,7 +411,9 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
       error: 'CONFLICT',
       message: 'The deployment is already CANCELLED and can no longer change.',
     });
-    expect(await h.isQueued(created.body.id)).toBe(false);
+    expect(await h.isClaimable(created.body.id)).toBe(false);
+    const doc = await h.document(created.body.id);
+    expect(doc).toMatchObject({ status: 'CANCELLED', deployedAt: null, leaseOwner: null });
     const events = await h.pendingEvents(created.body.id);
     expect(events.map((e) => [e.status, e.previousStatus])).toEqual([
       ['BUILDING', null],
@@ -385,43 +422,57 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     expect(Date.parse(events[1]!.occurredAt)).toBeGreaterThanOrEqual(
       Date.parse(created.body.createdAt),
     );
+    expect(events[1]!.occurredAt).toBe(doc!.statusChangedAt.toISOString());
   });
 
-  it('lets exactly one of many concurrent cancels win', async () => {
+  it('lets exactly one of ten concurrent cancels win: one 200, nine 409, one CANCELLED event', async () => {
     const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
 
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => h.api.cancel(service, created.body.id)),
+      Array.from({ length: 10 }, () => h.api.cancel(service, created.body.id)),
     );
 
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    const won = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 409);
+    expect(won).toHaveLength(1);
+    expect(won[0]!.body.status).toBe('CANCELLED');
+    expect(refused).toHaveLength(9);
+    for (const r of refused) expect(r.body.error).toBe('CONFLICT');
     expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
     expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
   });
 
-  it('records exactly one of a cancel and the pipeline’s next status when they race', async () => {
+  it('records exactly one of a cancel and the pipeline’s move on, however they race', async () => {
     const repository = h.repository;
     const service = h.projects.addService();
-    for (let round = 0; round < 15; round++) {
+    for (let round = 0; round < 20; round++) {
       const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-      const building = (await repository.findById(created.body.id))!;
+      const lease = await claimAsWorker(created.body.id, `racing-worker-${round}`);
+      const building = (await repository.find(service, created.body.id))!;
 
       const [cancel, moved] = await Promise.all([
         h.api.cancel(service, created.body.id),
-        repository.transition(building, 'DEPLOYING', 1),
+        repository.changeStatus(building, 'DEPLOYING', lease),
       ]);
 
+      // The cancel always wins in the end: from BUILDING, or after the move from DEPLOYING.
+      expect(cancel.status).toBe(200);
+      expect(cancel.body.status).toBe('CANCELLED');
+      const events = await h.pendingEvents(created.body.id);
+      expect(isChain(events)).toBe(true);
+      expect(new Set(events.map((e) => e.previousStatus)).size).toBe(events.length);
       const changes = await h.changes(created.body.id);
-      if (moved) {
-        // The pipeline won; the cancel was tried again from DEPLOYING.
-        expect(cancel.status).toBe(200);
-        expect(changes).toEqual(['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>CANCELLED']);
-      } else {
-        expect(cancel.status).toBe(200);
-        expect(changes).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
-      }
-      expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
+      expect(changes).toEqual(
+        moved
+          ? ['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>CANCELLED']
+          : ['->BUILDING', 'BUILDING>CANCELLED'],
+      );
+      expect(await h.document(created.body.id)).toMatchObject({
+        status: 'CANCELLED',
+        leaseOwner: null,
+        leaseUntil: NO_LEASE,
+      });
     }
   });
 
@@ -429,8 +480,8 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     const service = h.projects.addService();
     const deployed = await h.api.trigger(service, { commitHash: 'abcdef1' });
     const failed = await h.api.trigger(service, { commitHash: 'abcdef2' });
-    await recordChanges(deployed.body.id, 'DEPLOYING', 'DEPLOYED');
-    await recordChanges(failed.body.id, 'FAILED');
+    await recordChanges(service, deployed.body.id, 'DEPLOYING', 'DEPLOYED');
+    await recordChanges(service, failed.body.id, 'FAILED');
 
     const a = await h.api.cancel(service, deployed.body.id);
     const b = await h.api.cancel(service, failed.body.id);
@@ -438,6 +489,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     expect(a.status).toBe(409);
     expect(a.body.message).toBe('The deployment is already DEPLOYED and can no longer change.');
     expect(b.status).toBe(409);
+    expect(b.body.message).toBe('The deployment is already FAILED and can no longer change.');
     expect(await h.changes(deployed.body.id)).toEqual([
       '->BUILDING',
       'BUILDING>DEPLOYING',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectMongo, writeWithoutRelay } from '@platform/shared';
 import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
-import { deploymentModels } from '../deployments/deployments.model';
+import { NO_LEASE, deploymentModels, type DeploymentDoc } from '../deployments/deployments.model';
 import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
 import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
 import { PipelineWorker } from './pipeline.worker';
@@ -25,21 +25,33 @@ afterAll(async () => {
 
 const commandEnv = () => ({ ...testPipelineOptions().commandEnv, PID_DIR: pidDir });
 
-const statusesQueued = (id: string) => h.changes(id);
+const statusChanges = (id: string) => h.changes(id);
 
-/** The lease a worker killed in the middle of an attempt leaves behind. */
-async function abandonedBy(owner: string, deploymentId: string, attempt: number, leaseUntil: Date) {
-  const doc = await h.document(deploymentId);
-  await h.models.leases.create({
-    _id: `${deploymentId}#${attempt}`,
-    deploymentId,
-    projectId: doc!.projectId,
-    serviceId: doc!.serviceId,
-    attempt,
-    owner,
-    leaseUntil,
-    released: false,
-  });
+/**
+ * What a worker that claimed the deployment and died mid-step leaves behind: its claim counted
+ * (`attempts`), the lease in its name running out at `leaseUntil`, its logs document.
+ */
+async function claimedByVanishedWorker(deploymentId: string, owner: string, leaseUntil: Date) {
+  const doc = await h.models.deployments
+    .findOneAndUpdate(
+      { _id: deploymentId },
+      { $set: { leaseOwner: owner, leaseUntil }, $inc: { attempts: 1 } },
+      { new: true },
+    )
+    .lean<DeploymentDoc>();
+  await h.models.logs.updateOne(
+    { _id: deploymentId },
+    {
+      $setOnInsert: {
+        accountId: doc!.accountId,
+        projectId: doc!.projectId,
+        serviceId: doc!.serviceId,
+        logs: '',
+      },
+    },
+    { upsert: true },
+  );
+  return { owner, attempt: doc!.attempts };
 }
 
 describe('a pipeline worker that stops without finishing', () => {
@@ -75,9 +87,11 @@ describe('a pipeline worker that stops without finishing', () => {
       await waitFor(async () => (await h.logs(id)).includes('long step of'), {
         what: 'A’s output in the logs',
       });
-      expect(await h.leases(id)).toEqual([
-        { attempt: 1, owner: workerA.workerId, released: false },
-      ]);
+      expect(await h.lease(id)).toEqual({
+        attempts: 1,
+        handedBack: 0,
+        leaseOwner: workerA.workerId,
+      });
 
       await connectionA.close(true);
       workerB.start();
@@ -91,12 +105,9 @@ describe('a pipeline worker that stops without finishing', () => {
       expect(deployed.logs.indexOf('long step of')).toBeLessThan(
         deployed.logs.indexOf(`rebuilt ${id}`),
       );
-      await h.released(id);
-      expect(await h.leases(id)).toEqual([
-        { attempt: 1, owner: workerA.workerId, released: false },
-        { attempt: 2, owner: workerB.workerId, released: true },
-      ]);
-      expect(await statusesQueued(id)).toEqual([
+      // Two claims, the first lost with its worker (never handed back).
+      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
+      expect(await statusChanges(id)).toEqual([
         '->BUILDING',
         'BUILDING>DEPLOYING',
         'DEPLOYING>DEPLOYED',
@@ -114,12 +125,14 @@ describe('a pipeline worker that stops without finishing', () => {
     const created = await h.api.trigger(service, { commitHash: newCommitHash() });
     const id = created.body.id;
     // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
-    const leaseUntil = new Date(Date.now() + 500);
-    await abandonedBy('a-worker-that-was-killed', id, 1, leaseUntil);
+    const lease = await claimedByVanishedWorker(
+      id,
+      'a-worker-that-was-killed',
+      new Date(Date.now() + 500),
+    );
     const repository = h.repository;
-    expect(
-      await repository.transition((await repository.findById(id))!, 'DEPLOYING', 1),
-    ).not.toBeNull();
+    const building = await repository.find(service, id);
+    expect(await repository.changeStatus(building!, 'DEPLOYING', lease)).not.toBeNull();
     await h.models.logs.updateOne(
       { _id: id },
       {
@@ -138,61 +151,88 @@ describe('a pipeline worker that stops without finishing', () => {
 
       expect(deployed.logs).not.toContain('build-ran-again');
       expect(deployed.logs).toContain(`deployed ${created.body.commitHash}`);
-      expect(deployed.logs).toContain('--- Attempt 2');
-      await h.released(id);
-      expect(await h.leases(id)).toEqual([
-        { attempt: 1, owner: 'a-worker-that-was-killed', released: false },
-        { attempt: 2, owner: worker.workerId, released: true },
+      expect(deployed.logs).toContain(
+        '--- Attempt 2: the pipeline worker running this deployment stopped responding. ---',
+      );
+      expect(deployed.logs).toMatch(/^==> build step started\nbuilt\n/);
+      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
+      expect(await statusChanges(id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
       ]);
     } finally {
       await worker.stop();
     }
   });
 
-  it('fails a deployment whose workers disappeared on every one of its attempts', async () => {
+  it('takes over a deployment whose worker vanished mid-build and says which attempt it is', async () => {
     const service = h.projects.addService();
     const created = await h.api.trigger(service, { commitHash: newCommitHash() });
     const id = created.body.id;
-    for (const attempt of [1, 2, 3]) {
-      await abandonedBy(`killed-worker-${attempt}`, id, attempt, new Date(Date.now() - 1));
+    await claimedByVanishedWorker(id, 'vanished-worker', new Date(Date.now() - 1));
+    const worker = h.newWorker({ buildCommand: 'echo "rebuilt $DEPLOYMENT_ID"' });
+    worker.start();
+    try {
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+
+      expect(deployed.logs).toMatch(
+        /^--- Attempt 2: the pipeline worker running this deployment stopped responding\. ---\n==> build step started\n/,
+      );
+      expect(deployed.logs).toContain(`rebuilt ${id}`);
+      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
+      expect(await statusChanges(id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('fails a deployment whose workers vanished on every one of its attempts', async () => {
+    const service = h.projects.addService();
+    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const id = created.body.id;
+    for (const n of [1, 2, 3]) {
+      await claimedByVanishedWorker(id, `vanished-worker-${n}`, new Date(Date.now() - 1));
     }
     const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
     worker.start();
     try {
       const failed = await h.waitForStatus(service, id, 'FAILED');
 
+      expect(failed.logs).toContain('--- Attempt 4');
       expect(failed.logs).toContain('Gave up after 3 attempts.');
       expect(failed.logs).not.toContain('build-ran');
-      expect(await statusesQueued(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+      expect(await statusChanges(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+      expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 0, leaseOwner: null });
     } finally {
       await worker.stop();
     }
   });
-});
 
-describe('a deployment whose creation event was never recorded', () => {
-  it('gets it from the worker that claims it, before its other events', async () => {
+  it('counts a claim handed back on shutdown as no lost attempt', async () => {
     const service = h.projects.addService();
     const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    // As if the API process stopped between inserting the deployment and its first event.
-    await h.models.transitions.deleteMany({ deploymentId: created.body.id });
-
-    const worker = h.newWorker({});
+    const id = created.body.id;
+    // Two vanished workers, then one that shut down in good order: two attempts lost of three.
+    for (const n of [1, 2]) {
+      await claimedByVanishedWorker(id, `vanished-worker-${n}`, new Date(Date.now() - 1));
+    }
+    await h.models.deployments.updateOne(
+      { _id: id },
+      { $set: { leaseOwner: null, leaseUntil: NO_LEASE }, $inc: { attempts: 1, handedBack: 1 } },
+    );
+    const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
     worker.start();
     try {
-      await h.waitForStatus(service, created.body.id, 'DEPLOYED');
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
 
-      expect(await statusesQueued(created.body.id)).toEqual([
-        '->BUILDING',
-        'BUILDING>DEPLOYING',
-        'DEPLOYING>DEPLOYED',
-      ]);
-      const first = (await h.pendingEvents(created.body.id))[0]!;
-      expect(first).toMatchObject({
-        status: 'BUILDING',
-        previousStatus: null,
-        deploymentId: created.body.id,
-      });
+      expect(deployed.logs).toContain('--- Attempt 3');
+      expect(deployed.logs).toContain('build-ran');
+      expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 1, leaseOwner: null });
     } finally {
       await worker.stop();
     }
@@ -217,8 +257,8 @@ describe('a pipeline worker shutting down', () => {
 
     for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
     expect((await h.api.get(service, id)).body.status).toBe('BUILDING');
-    expect(await h.leases(id)).toEqual([{ attempt: 1, owner: workerA.workerId, released: true }]);
-    expect(await h.isQueued(id)).toBe(true);
+    expect(await h.lease(id)).toEqual({ attempts: 1, handedBack: 1, leaseOwner: null });
+    expect(await h.isClaimable(id)).toBe(true);
     expect(await h.logs(id)).toContain(
       'The pipeline worker is shutting down: the build step will run again.',
     );
@@ -230,11 +270,7 @@ describe('a pipeline worker shutting down', () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 10_000);
       expect(deployed.logs).toContain('built by B');
       expect(deployed.logs).not.toContain('--- Attempt');
-      await h.released(id);
-      expect(await h.leases(id)).toEqual([
-        { attempt: 1, owner: workerA.workerId, released: true },
-        { attempt: 2, owner: workerB.workerId, released: true },
-      ]);
+      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 1, leaseOwner: null });
     } finally {
       await workerB.stop();
     }

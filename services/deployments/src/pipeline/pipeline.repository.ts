@@ -92,7 +92,10 @@ export class PipelineRepository {
 
   /** Writes the output so far; false when the deployment is gone. */
   async writeLogs(lease: Lease, logs: string): Promise<boolean> {
-    const result = await this.models.logs.updateOne({ _id: lease.deploymentId }, { $set: { logs } });
+    const result = await this.models.logs.updateOne(
+      { _id: lease.deploymentId },
+      { $set: { logs } },
+    );
     return result.matchedCount === 1;
   }
 

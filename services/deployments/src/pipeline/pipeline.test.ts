@@ -10,7 +10,9 @@ import {
   type PipelineOverrides,
 } from '../test/harness';
 import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { NO_LEASE } from '../deployments/deployments.model';
 import { TRIMMED_MARKER } from './log-buffer';
+import type { PipelineWorker } from './pipeline.worker';
 
 let h: Harness;
 let pidDir: string;
@@ -27,14 +29,17 @@ afterAll(async () => {
 });
 
 /** Runs `test` with a pipeline worker of these commands, stopped afterwards. */
-async function withWorker(overrides: PipelineOverrides, test: () => Promise<void>) {
+async function withWorker(
+  overrides: PipelineOverrides,
+  test: (worker: PipelineWorker) => Promise<void>,
+) {
   const worker = h.newWorker({
     ...overrides,
     commandEnv: { ...testPipelineOptions().commandEnv, PID_DIR: pidDir },
   });
   worker.start();
   try {
-    await test();
+    await test(worker);
   } finally {
     await worker.stop();
   }
@@ -46,7 +51,11 @@ async function pidsOf(deploymentId: string) {
   return pids;
 }
 
-const statusesQueued = (id: string) => h.changes(id);
+/** The status changes recorded, from the events in the outbox (no relay here). */
+const statusChanges = (id: string) => h.changes(id);
+
+/** One claim, by a worker that finished it: nothing handed back, nobody holding it. */
+const ONE_CLAIM_FINISHED = { attempts: 1, handedBack: 0, leaseOwner: null };
 
 describe('the pipeline', () => {
   it('builds then deploys to DEPLOYED, with both steps’ output and the deployment’s values in the logs', async () => {
@@ -100,17 +109,19 @@ describe('the pipeline', () => {
             deployedAt: deployed.deployedAt,
           },
         ]);
-        expect(await h.released(created.body.id)).toEqual([
-          { attempt: 1, owner: expect.any(String), released: true },
-        ]);
-        expect(await h.isQueued(created.body.id)).toBe(false);
-        const last = await h.models.transitions.findById(`${created.body.id}:DEPLOYING`).lean();
-        expect(last!.at.toISOString()).toBe(deployed.deployedAt);
-        expect(await statusesQueued(created.body.id)).toEqual([
+        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
+        expect(await h.isClaimable(created.body.id)).toBe(false);
+        const doc = await h.document(created.body.id);
+        expect(doc!.deployedAt!.toISOString()).toBe(deployed.deployedAt);
+        expect(doc!.statusChangedAt).toEqual(doc!.deployedAt);
+        expect(doc!.leaseUntil).toEqual(NO_LEASE);
+        expect(await statusChanges(created.body.id)).toEqual([
           '->BUILDING',
           'BUILDING>DEPLOYING',
           'DEPLOYING>DEPLOYED',
         ]);
+        const events = await h.pendingEvents(created.body.id);
+        expect(events[2]!.occurredAt).toBe(deployed.deployedAt);
       },
     );
   });
@@ -118,7 +129,7 @@ describe('the pipeline', () => {
   it('writes output to the logs while the step is still running', async () => {
     await withWorker(
       { buildCommand: 'echo first-line; sleep 1.5; echo second-line', deployCommand: 'true' },
-      async () => {
+      async (worker) => {
         const service = h.projects.addService();
         const created = await h.api.trigger(service, { commitHash: newCommitHash() });
 
@@ -132,6 +143,13 @@ describe('the pipeline', () => {
 
         expect(during.status).toBe('BUILDING');
         expect(during.logs).not.toContain('second-line');
+        // Held by the worker running it, its first claim.
+        expect(await h.lease(created.body.id)).toEqual({
+          attempts: 1,
+          handedBack: 0,
+          leaseOwner: worker.workerId,
+        });
+        expect(await h.isClaimable(created.body.id)).toBe(false);
         const done = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
         expect(done.logs).toContain('second-line');
       },
@@ -155,8 +173,8 @@ describe('the pipeline', () => {
         expect(failed.logs).toContain('error: missing semicolon\n');
         expect(failed.logs).toContain('The build step failed with exit code 3.');
         expect(failed.logs).not.toContain('deploy-ran');
-        expect(await statusesQueued(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
-        await h.released(created.body.id);
+        expect(await statusChanges(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
       },
     );
   });
@@ -173,7 +191,7 @@ describe('the pipeline', () => {
         expect(failed.logs).toContain('built\n');
         expect(failed.logs).toContain('no capacity\n');
         expect(failed.logs).toContain('The deploy step failed with exit code 7.');
-        expect(await statusesQueued(created.body.id)).toEqual([
+        expect(await statusChanges(created.body.id)).toEqual([
           '->BUILDING',
           'BUILDING>DEPLOYING',
           'DEPLOYING>FAILED',
@@ -231,9 +249,9 @@ describe('the pipeline', () => {
       const again = await h.api.cancel(service, created.body.id);
       expect(again.status).toBe(409);
       expect(again.body.error).toBe('CONFLICT');
-      expect(await statusesQueued(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
-      expect(await h.released(created.body.id)).toHaveLength(1);
-      expect(await h.isQueued(created.body.id)).toBe(false);
+      expect(await statusChanges(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+      expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
+      expect(await h.isClaimable(created.body.id)).toBe(false);
     });
   });
 
@@ -253,8 +271,8 @@ describe('the pipeline', () => {
         { timeoutMs: 5_000, what: 'every build to stop' },
       );
       for (const c of created) {
-        expect(await h.released(c.body.id)).toHaveLength(1);
-        expect(await statusesQueued(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+        expect(await h.released(c.body.id)).toEqual(ONE_CLAIM_FINISHED);
+        expect(await statusChanges(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
       }
     });
   });
@@ -273,7 +291,14 @@ describe('the pipeline', () => {
         timeoutMs: 5_000,
         what: 'the deploy to stop',
       });
-      expect(await statusesQueued(created.body.id)).toEqual([
+      await waitFor(
+        async () =>
+          (await h.logs(created.body.id)).includes(
+            'Deployment cancelled: the deploy step was stopped.',
+          ),
+        { what: 'the cancel note in the logs' },
+      );
+      expect(await statusChanges(created.body.id)).toEqual([
         '->BUILDING',
         'BUILDING>DEPLOYING',
         'DEPLOYING>CANCELLED',
@@ -285,7 +310,7 @@ describe('the pipeline', () => {
     const service = h.projects.addService();
     const cancelledFirst = await h.api.trigger(service, { commitHash: newCommitHash() });
     expect((await h.api.cancel(service, cancelledFirst.body.id)).status).toBe(200);
-    expect(await h.isQueued(cancelledFirst.body.id)).toBe(false);
+    expect(await h.isClaimable(cancelledFirst.body.id)).toBe(false);
     const next = await h.api.trigger(service, { commitHash: newCommitHash() });
 
     await withWorker({ buildCommand: 'echo build-ran' }, async () => {
@@ -296,7 +321,17 @@ describe('the pipeline', () => {
     const res = await h.api.get(service, cancelledFirst.body.id);
     expect(res.body.status).toBe('CANCELLED');
     expect(res.body.logs).toBe('');
-    expect(await h.leases(cancelledFirst.body.id)).toEqual([]);
+    // Never claimed: no attempt counted, no logs document made.
+    expect(await h.lease(cancelledFirst.body.id)).toEqual({
+      attempts: 0,
+      handedBack: 0,
+      leaseOwner: null,
+    });
+    expect(await h.models.logs.exists({ _id: cancelledFirst.body.id })).toBeNull();
+    expect(await statusChanges(cancelledFirst.body.id)).toEqual([
+      '->BUILDING',
+      'BUILDING>CANCELLED',
+    ]);
   });
 
   it('keeps the logs within the limit, trimming the oldest output with a marker', async () => {

@@ -27,11 +27,9 @@ import {
   deploymentModels,
   type DeploymentDoc,
   type DeploymentLogsDoc,
-  type LeaseDoc,
-  type TransitionDoc,
 } from '../deployments/deployments.model';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
-import type { DeploymentStatus } from '../deployments/status';
+import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import { PipelineWorker, type PipelineWorkerOptions } from '../pipeline/pipeline.worker';
 import { startProjectsStub, type OwnedService } from './projects-stub';
 
@@ -87,12 +85,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     await ensureTopics(kafka);
     relay = new OutboxRelay({
       producer: createProducer(kafka),
-      models: [models.transitions],
+      models: [models.deployments],
       logger,
     });
     relay.start();
   }
-  // Without a relay, events stay in the transitions (tests read them there).
+  // Without a relay, events stay in their deployment's outbox (tests read them there).
   const outbox: OutboxWriter = relay ?? writeWithoutRelay;
 
   const newWorker = (overrides: PipelineOverrides = {}) =>
@@ -131,7 +129,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     newWorker,
     /** The repository as the service and pipeline use it (status changes reach the relay). */
     repository: new DeploymentsRepository(models, outbox),
-    /** The stored document, as the API left it. */
+    /** The stored document, as the API and the pipeline left it. */
     async document(id: string): Promise<DeploymentDoc | null> {
       return models.deployments.findById(id).lean<DeploymentDoc>();
     },
@@ -139,43 +137,46 @@ export async function startHarness(options: HarnessOptions = {}) {
     async logs(id: string): Promise<string> {
       return (await models.logs.findById(id).lean<DeploymentLogsDoc>())?.logs ?? '';
     },
-    /** The recorded status changes, as "from>to" ("->BUILDING" for the creation), in order. */
-    async changes(id: string): Promise<string[]> {
-      const rows = await models.transitions
-        .find({ deploymentId: id })
-        .sort({ at: 1, _id: 1 })
-        .lean<TransitionDoc[]>();
-      return rows.map((t) => `${t.from ?? '-'}>${t.to}`);
+    /** The status events still in the deployment's outbox, in the order they were recorded. */
+    async pendingEvents(id: string): Promise<DeploymentStatusChangedEvent[]> {
+      const doc = await models.deployments.findById(id, { outbox: 1 }).lean<DeploymentDoc>();
+      return (doc?.outbox ?? []).map((e) => e.payload as DeploymentStatusChangedEvent);
     },
-    /** The deployment's leases once the worker that ran it last has given it back. */
+    /**
+     * The recorded status changes, as "from>to" ("->BUILDING" for the creation), in order: the
+     * events in the outbox, so only without a relay (with one, read them from Kafka).
+     */
+    async changes(id: string): Promise<string[]> {
+      if (relay) throw new Error('with a relay the events leave the outbox: read them from Kafka');
+      const events = await this.pendingEvents(id);
+      return events.map((e) => `${e.previousStatus ?? '-'}>${e.status}`);
+    },
+    /** The pipeline's hold on the deployment: claims made, claims given back, current holder. */
+    async lease(id: string) {
+      const doc = await models.deployments
+        .findById(id, { attempts: 1, handedBack: 1, leaseOwner: 1 })
+        .lean<DeploymentDoc>();
+      if (!doc) throw new Error(`deployment ${id} does not exist`);
+      return { attempts: doc.attempts, handedBack: doc.handedBack, leaseOwner: doc.leaseOwner };
+    },
+    /** The deployment's lease once nobody holds it. */
     async released(id: string) {
       return waitFor(
         async () => {
-          const leases = await this.leases(id);
-          return leases.at(-1)?.released ? leases : null;
+          const lease = await this.lease(id);
+          return lease.leaseOwner === null ? lease : null;
         },
         { what: `deployment ${id} to be released` },
       );
     },
-    /** Whether the deployment is still in the pipeline's queue. */
-    async isQueued(id: string): Promise<boolean> {
-      return (await models.queue.exists({ _id: id })) !== null;
-    },
-    /** The deployment's leases, one per attempt, in order. */
-    async leases(id: string) {
-      const rows = await models.leases
-        .find({ deploymentId: id })
-        .sort({ attempt: 1 })
-        .lean<LeaseDoc[]>();
-      return rows.map(({ attempt, owner, released }) => ({ attempt, owner, released }));
-    },
-    /** The status events not published yet, in the order they were recorded. */
-    async pendingEvents(id: string) {
-      const rows = await models.transitions
-        .find({ deploymentId: id })
-        .sort({ at: 1, _id: 1 })
-        .lean<TransitionDoc[]>();
-      return rows.flatMap((t) => t.outbox.map((e) => e.payload as DeploymentStatusChangedEvent));
+    /** Whether a worker looking for work now would claim it: still to run, and nobody holds it. */
+    async isClaimable(id: string): Promise<boolean> {
+      const found = await models.deployments.exists({
+        _id: id,
+        status: { $in: [...ACTIVE_STATUSES] },
+        leaseUntil: { $lte: new Date() },
+      });
+      return found !== null;
     },
     async waitForStatus(
       owned: OwnedService,
