@@ -164,11 +164,9 @@ export class DeploymentsRepository {
     const _id = parseObjectId(id, 'Deployment');
     const [doc, logs] = await Promise.all([
       this.models.deployments.findOne(inService(ref, _id), LIST_FIELDS).lean<DeploymentDoc>(),
-      this.models.logs
-        .findOne({ _id: id, accountId: ref.accountId }, { logs: 1 })
-        .lean<DeploymentLogsDoc>(),
+      this.logsOf(ref, id),
     ]);
-    return doc ? { ...toDeployment(doc), logs: logs?.logs ?? '' } : null;
+    return doc ? { ...toDeployment(doc), logs } : null;
   }
 
   /** The service's deployments newest first, `limit` at a time, optionally of some statuses. */
@@ -202,8 +200,10 @@ export class DeploymentsRepository {
   }
 
   async logsOf(ref: ServiceRef, id: string): Promise<string> {
+    // Keyed by the id as the pipeline writes it (lower case), whatever case the URL used.
+    const _id = parseObjectId(id, 'Deployment').toHexString();
     const doc = await this.models.logs
-      .findOne({ _id: id, accountId: ref.accountId }, { logs: 1 })
+      .findOne({ _id, accountId: ref.accountId }, { logs: 1 })
       .lean<DeploymentLogsDoc>();
     return doc?.logs ?? '';
   }
