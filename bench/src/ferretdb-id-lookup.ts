@@ -10,8 +10,7 @@
  * This builds FerretDB 1.24 as released (the module scripts/infra/ferretdb uses, without our
  * patches, into a temporary directory), runs it on 127.0.0.1:27047 beside the benchmark's
  * FerretDB as scripts/infra builds it (patched), writes the same documents into a scratch
- * database of each and times `findOne({ _id })`, the deployments list query, and their plans;
- * then builds list pages from `_id` reads alone (measurePage) on both servers.
+ * database of each and times `findOne({ _id })`, the deployments list query, and their plans.
  * Nothing in the repository or the running servers is changed; the build, its data and
  * the scratch databases are removed at the end. Needs Go (scripts/infra already does).
  */
@@ -34,8 +33,6 @@ const VERSION = 'v1.24.0';
 const RELEASED_PORT = 27047;
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 const LOOKUPS = intEnv('BENCH_LOOKUPS', 50);
-const PAGE_SIZE = intEnv('BENCH_PAGE_DEPLOYMENTS', 100_000);
-const DEPTH = intEnv('BENCH_DEPTH', 50_000);
 const AS_RELEASED = 'IDColumn = DefaultColumn + "->\'$._id\'"';
 const PATCHED = 'IDColumn = DefaultColumn + `->"_id"`';
 
@@ -128,80 +125,6 @@ async function measure(label: string, url: string, size: number) {
   };
 }
 
-/**
- * A list page built from `_id` reads only, the one filter FerretDB hands to SQLite: an entry per
- * deployment keyed `<serviceId>:<sequence>` (zero-padded, so a page is a run of known keys), a
- * head entry holding the last sequence, and each row's status from its transitions keyed
- * `<deploymentId>:<from-status>` (as the deployments service keys them now). The first page and
- * a page DEPTH deep cost the same: 1 + 21 reads, then 2 per row.
- */
-async function measurePage(label: string, url: string, size: number, samples: number) {
-  const connection = await connectMongo(url);
-  const db = connection.useDb('bench_scratch_id_pages');
-  await db.dropDatabase();
-  type Keyed = { _id: string } & mongo.Document;
-  const entries = db.collection<Keyed>('deployment_list');
-  const transitions = db.collection<Keyed>('deployment_transitions');
-  const service = 's'.repeat(24);
-  const key = (seq: number) => `${service}:${String(seq).padStart(12, '0')}`;
-  const now = Date.now();
-  for (let from = 1; from <= size; from += 2_000) {
-    const list: Keyed[] = [];
-    const changes: Keyed[] = [];
-    for (let seq = from; seq < Math.min(size + 1, from + 2_000); seq++) {
-      const id = new Types.ObjectId().toHexString();
-      const createdAt = new Date(now - (size - seq) * 60_000);
-      list.push({
-        _id: key(seq),
-        deploymentId: id,
-        commitHash: 'c'.repeat(40),
-        commitMessage: `Seeded commit ${seq}`,
-        createdAt,
-      });
-      for (const [previous, to] of [
-        ['created', 'BUILDING'],
-        ['BUILDING', 'DEPLOYING'],
-        ['DEPLOYING', 'DEPLOYED'],
-      ]) {
-        changes.push({ _id: `${id}:${previous}`, deploymentId: id, to, at: createdAt });
-      }
-    }
-    await entries.insertMany(list, { ordered: false });
-    await transitions.insertMany(changes, { ordered: false });
-  }
-  await entries.insertOne({ _id: `${service}:head`, last: size });
-  const page = async (depth: number) => {
-    const head = await entries.findOne({ _id: `${service}:head` });
-    const top = Number(head!.last) - depth;
-    const rows = await Promise.all(
-      Array.from({ length: 21 }, (_, i) => entries.findOne({ _id: key(top - i) })),
-    );
-    return Promise.all(
-      rows.map(async (row) => {
-        const building = await transitions.findOne({ _id: `${row!.deploymentId}:BUILDING` });
-        const deploying = await transitions.findOne({ _id: `${row!.deploymentId}:DEPLOYING` });
-        return { ...row, status: deploying?.to ?? building?.to ?? 'BUILDING' };
-      }),
-    );
-  };
-  const check = await page(DEPTH);
-  if (
-    check.length !== 21 ||
-    check[0]!._id !== key(size - DEPTH) ||
-    check[20]!.status !== 'DEPLOYED'
-  ) {
-    throw new Error(`${label}: the page built from _id reads is not the one expected`);
-  }
-  const firstPage = await repeat(samples, () => page(0));
-  const deepPage = await repeat(samples, () => page(DEPTH));
-  await db.dropDatabase();
-  await connection.close();
-  say(
-    `${label}, pages from _id reads over ${size} deployments: first p50 ${firstPage.p50} ms, ${DEPTH} deep p50 ${deepPage.p50} ms`,
-  );
-  return { deployments: size, documents: size * 4 + 1, firstPage, deepPage };
-}
-
 main('ferretdb-id-lookup', 1800, async () => {
   const env = infraEnv();
   const patchedPort = env.MONGO_PORT ?? '27017';
@@ -247,15 +170,6 @@ main('ferretdb-id-lookup', 1800, async () => {
       );
       results.patched!.push(await measure('patched', `mongodb://127.0.0.1:${patchedPort}`, size));
     }
-    const pages = {
-      asReleased: await measurePage(
-        'as released',
-        `mongodb://127.0.0.1:${RELEASED_PORT}`,
-        PAGE_SIZE,
-        2,
-      ),
-      patched: await measurePage('patched', `mongodb://127.0.0.1:${patchedPort}`, PAGE_SIZE, 10),
-    };
     writeResults('ferretdb-id-lookup', {
       change: {
         file: `${FERRETDB}@${VERSION} internal/backends/sqlite/metadata/metadata.go`,
@@ -265,7 +179,6 @@ main('ferretdb-id-lookup', 1800, async () => {
       },
       lookups: LOOKUPS,
       results,
-      pagesFromIdReads: pages,
       note: 'findOne timings in ms; misses counts lookups that did not return the document asked for',
     });
   } finally {
