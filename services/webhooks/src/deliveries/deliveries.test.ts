@@ -403,6 +403,43 @@ describe('test sends and redeliveries', () => {
     ]);
   });
 
+  it('keeps the newest 50 attempts in the log when a redelivery makes the 51st', async () => {
+    const p = buildProject(service.url, projects);
+    const target = await receiver();
+    const webhook = await subscribe(p, target);
+    const event = statusChange(p);
+    const { model } = service.components.deliveriesRepository;
+    const fifty = Array.from({ length: 50 }, (_, i) => ({
+      at: new Date(Date.now() - (50 - i) * 1_000),
+      statusCode: 500,
+      durationMs: 3,
+      responseExcerpt: `attempt ${i + 1}`,
+      error: null,
+    }));
+    const stored = await model.create({
+      webhookId: webhook.id,
+      projectId: p.projectId,
+      eventId: event.eventId,
+      type: event.type,
+      body: '{"type":"deployment.status_changed"}',
+      status: 'failed',
+      attemptCount: 50,
+      attempts: fifty,
+      lastStatusCode: 500,
+    });
+
+    const res = await p.api.post(`${p.base}/${webhook.id}/deliveries/${stored.id}/redeliver`);
+
+    expect(res.status).toBe(202);
+    await settled(webhook.id, event.eventId, 'succeeded');
+    const detail = await deliveryDetail(p, webhook.id, stored.id);
+    expect(detail).toMatchObject({ status: 'succeeded', attempts: 51, lastStatusCode: 204 });
+    expect(detail.attemptLog).toHaveLength(50);
+    expect(detail.attemptLog[0].responseExcerpt).toBe('attempt 2');
+    expect(detail.attemptLog[48].responseExcerpt).toBe('attempt 50');
+    expect(detail.attemptLog[49]).toMatchObject({ statusCode: 204, error: null });
+  });
+
   it('returns 404 NOT_FOUND for a delivery of another webhook, an unknown or a malformed id', async () => {
     const p = buildProject(service.url, projects);
     const target = await receiver();
