@@ -257,7 +257,8 @@ export class DeliveryWorker {
 
   /**
    * Counts a send to the webhook; the returned function ends it (once). The next send to the
-   * webhook may start when this one has its answer, while this one is still being recorded.
+   * webhook may start when this one has its answer, while this one is still being recorded
+   * (unless the answer may turn the webhook off, see `attempt`).
    */
   private beginSend(webhookId: Types.ObjectId): () => void {
     const key = webhookId.toHexString();
