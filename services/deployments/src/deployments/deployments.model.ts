@@ -69,6 +69,8 @@ export interface DeploymentLogsDoc {
   projectId: string;
   serviceId: string;
   logs: string;
+  /** The claim (the deployment's `attempts`) that wrote `logs` last; an earlier one may not. */
+  attempt: number;
 }
 
 const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
@@ -78,6 +80,7 @@ const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
     projectId: { type: String, required: true },
     serviceId: { type: String, required: true },
     logs: { type: String, default: '' },
+    attempt: { type: Number, default: 0 },
   },
   { collection: 'deployment_logs', versionKey: false },
 );

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectMongo, writeWithoutRelay } from '@platform/shared';
@@ -6,6 +6,7 @@ import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
 import { NO_LEASE, deploymentModels, type DeploymentDoc } from '../deployments/deployments.model';
 import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
 import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { PipelineRepository } from './pipeline.repository';
 import { PipelineWorker } from './pipeline.worker';
 
 let h: Harness;
@@ -48,6 +49,7 @@ async function claimedByVanishedWorker(deploymentId: string, owner: string, leas
         serviceId: doc!.serviceId,
         logs: '',
       },
+      $set: { attempt: doc!.attempts },
     },
     { upsert: true },
   );
@@ -235,6 +237,57 @@ describe('a pipeline worker that stops without finishing', () => {
       expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 1, leaseOwner: null });
     } finally {
       await worker.stop();
+    }
+  });
+});
+
+describe('a pipeline worker that comes back after another took its deployment over', () => {
+  it('writes nothing over the output of the worker that holds the deployment now', async () => {
+    // A freezes (no heartbeat for 10 s) mid-build; meanwhile B takes the deployment over.
+    const workerA = h.newWorker({
+      buildCommand:
+        'echo "A was here"; while [ ! -e "$PID_DIR/$DEPLOYMENT_ID.go" ]; do sleep 0.05; done',
+      commandEnv: commandEnv(),
+      heartbeatMs: 10_000,
+      leaseMs: 60_000,
+    });
+    workerA.start();
+    try {
+      const service = h.projects.addService();
+      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+      const id = created.body.id;
+      await waitFor(async () => (await h.lease(id)).leaseOwner === workerA.workerId, {
+        what: 'A to claim it',
+      });
+      const takenOver = await h.models.deployments
+        .findOneAndUpdate(
+          { _id: id },
+          {
+            $set: { leaseOwner: 'worker-b', leaseUntil: new Date(Date.now() + 60_000) },
+            $inc: { attempts: 1 },
+          },
+          { new: true },
+        )
+        .lean<DeploymentDoc>();
+      const leaseB = {
+        deploymentId: id,
+        owner: 'worker-b',
+        attempt: takenOver!.attempts,
+        leaseUntil: takenOver!.leaseUntil,
+        lostAttempts: 1,
+      };
+      expect(await new PipelineRepository(h.models).writeLogs(leaseB, 'B rebuilt it\n')).toBe(true);
+
+      // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits
+      // for that) without a write.
+      await writeFile(path.join(pidDir, `${id}.go`), '');
+      await workerA.stop();
+
+      expect(await h.logs(id)).toBe('B rebuilt it\n');
+      expect(await h.lease(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: 'worker-b' });
+      expect(await statusChanges(id)).toEqual(['->BUILDING']);
+    } finally {
+      await workerA.stop();
     }
   });
 });

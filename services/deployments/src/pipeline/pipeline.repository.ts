@@ -90,11 +90,14 @@ export class PipelineRepository {
     return { held: false, reason: 'status-changed', now: toDeployment(doc) };
   }
 
-  /** Writes the output so far; false when the deployment is gone. */
+  /**
+   * Writes the output so far; false when the deployment is gone, or a later claim has written
+   * its own (a worker that lost its lease never overwrites the output of the one that has it).
+   */
   async writeLogs(lease: Lease, logs: string): Promise<boolean> {
     const result = await this.models.logs.updateOne(
-      { _id: lease.deploymentId },
-      { $set: { logs } },
+      { _id: lease.deploymentId, attempt: { $lte: lease.attempt } },
+      { $set: { logs, attempt: lease.attempt } },
     );
     return result.matchedCount === 1;
   }

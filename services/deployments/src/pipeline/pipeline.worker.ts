@@ -317,7 +317,7 @@ class DeploymentRun {
     }
   }
 
-  /** Writes the output so far; false when the deployment is gone. */
+  /** Writes the output so far; false when the deployment is gone (or another claim has it). */
   private async saveLogs(): Promise<boolean> {
     const snapshot = this.log.snapshot();
     const saved = await this.context.pipeline.writeLogs(this.lease, snapshot.text);
