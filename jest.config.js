@@ -2,5 +2,11 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 30_000,
-  projects: ['<rootDir>/libs/*', '<rootDir>/services/*', '<rootDir>/tools/*', '<rootDir>/e2e'],
+  projects: [
+    '<rootDir>/libs/*',
+    '<rootDir>/services/*',
+    '<rootDir>/tools/*',
+    '<rootDir>/e2e',
+    '<rootDir>/conformance',
+  ],
 };

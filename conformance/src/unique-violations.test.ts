@@ -1,0 +1,162 @@
+import { Schema, type Model } from 'mongoose';
+import { syncIndexes } from '@platform/shared';
+import { errorCode, openTestDatabase, type TestDatabase } from './support/database';
+
+/**
+ * A write that would make two documents share a unique key is refused with code 11000, whatever
+ * the write: an insert, an update ($set), a findOneAndUpdate, a replace, an upsert that inserts.
+ * The product maps 11000 to 409 "name taken"; a write that went through instead, or failed with
+ * another error, breaks that. The refused write changes nothing.
+ */
+interface Account {
+  email: string;
+  handle: string;
+}
+
+interface Project {
+  accountId: string;
+  nameKey: string;
+}
+
+const accountSchema = new Schema<Account>({
+  email: { type: String, required: true },
+  handle: { type: String, required: true },
+});
+accountSchema.index({ email: 1 }, { unique: true });
+
+const projectSchema = new Schema<Project>({
+  accountId: { type: String, required: true },
+  nameKey: { type: String, required: true },
+});
+projectSchema.index({ accountId: 1, nameKey: 1 }, { unique: true });
+
+/** The rejection's code, or a description of what the write did instead of failing. */
+async function codeOf(write: Promise<unknown>): Promise<unknown> {
+  try {
+    const result = await write;
+    return `no error: ${JSON.stringify(result)}`;
+  } catch (err) {
+    return errorCode(err) ?? `an error without a code: ${String(err)}`;
+  }
+}
+
+describe('A write that breaks a unique index', () => {
+  let db: TestDatabase;
+  let Accounts: Model<Account>;
+  let Projects: Model<Project>;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('conformance_unique');
+    Accounts = db.connection.model<Account>('Account', accountSchema);
+    Projects = db.connection.model<Project>('Project', projectSchema);
+    await syncIndexes([Accounts, Projects]);
+  });
+  afterAll(() => db?.drop());
+
+  beforeEach(async () => {
+    await Accounts.deleteMany({});
+    await Projects.deleteMany({});
+    await Accounts.create([
+      { email: 'ada@example.com', handle: 'ada' },
+      { email: 'bob@example.com', handle: 'bob' },
+    ]);
+  });
+
+  /** Bob's document as it was, and no document for anyone else: the refused write changed nothing. */
+  async function expectUnchanged() {
+    const stored = await Accounts.find({}, { _id: 0, email: 1, handle: 1 })
+      .sort({ handle: 1 })
+      .lean();
+    expect(stored).toEqual([
+      { email: 'ada@example.com', handle: 'ada' },
+      { email: 'bob@example.com', handle: 'bob' },
+    ]);
+  }
+
+  test('an insert of a duplicate key fails with code 11000', async () => {
+    expect(await codeOf(Accounts.create({ email: 'ada@example.com', handle: 'eve' }))).toBe(11000);
+    expect(
+      await codeOf(Accounts.collection.insertOne({ email: 'bob@example.com', handle: 'eve' })),
+    ).toBe(11000);
+    await expectUnchanged();
+  });
+
+  test('updateOne with $set to a taken key fails with code 11000 and changes nothing', async () => {
+    expect(
+      await codeOf(Accounts.updateOne({ handle: 'bob' }, { $set: { email: 'ada@example.com' } })),
+    ).toBe(11000);
+    await expectUnchanged();
+  });
+
+  test('findOneAndUpdate with $set to a taken key fails with code 11000 and changes nothing', async () => {
+    expect(
+      await codeOf(
+        Accounts.findOneAndUpdate(
+          { handle: 'bob' },
+          { $set: { email: 'ada@example.com' } },
+          { new: true },
+        ),
+      ),
+    ).toBe(11000);
+    await expectUnchanged();
+  });
+
+  test('replaceOne with a taken key fails with code 11000 and changes nothing', async () => {
+    expect(
+      await codeOf(
+        Accounts.replaceOne({ handle: 'bob' }, { email: 'ada@example.com', handle: 'bob' }),
+      ),
+    ).toBe(11000);
+    await expectUnchanged();
+  });
+
+  test('an upsert that inserts a taken key fails with code 11000 and inserts nothing', async () => {
+    expect(
+      await codeOf(
+        Accounts.updateOne(
+          { handle: 'eve' },
+          { $set: { email: 'ada@example.com' } },
+          { upsert: true },
+        ),
+      ),
+    ).toBe(11000);
+    expect(
+      await codeOf(
+        Accounts.findOneAndUpdate(
+          { handle: 'eve' },
+          { $set: { email: 'bob@example.com' } },
+          { upsert: true, new: true },
+        ),
+      ),
+    ).toBe(11000);
+    await expectUnchanged();
+  });
+
+  test('a compound unique index {accountId, nameKey} allows the same nameKey under another accountId, and refuses it twice under one with code 11000', async () => {
+    await Projects.create({ accountId: 'acc-1', nameKey: 'web' });
+    await expect(Projects.create({ accountId: 'acc-2', nameKey: 'web' })).resolves.toBeDefined();
+    await Projects.create({ accountId: 'acc-2', nameKey: 'api' });
+
+    expect(await codeOf(Projects.create({ accountId: 'acc-1', nameKey: 'web' }))).toBe(11000);
+    // A rename onto a name its account already has is refused; onto one only another has, not.
+    expect(
+      await codeOf(
+        Projects.updateOne({ accountId: 'acc-2', nameKey: 'api' }, { $set: { nameKey: 'web' } }),
+      ),
+    ).toBe(11000);
+    const renamed = await Projects.updateOne(
+      { accountId: 'acc-1', nameKey: 'web' },
+      { $set: { nameKey: 'api' } },
+    );
+    expect(renamed.modifiedCount).toBe(1);
+
+    const stored = await Projects.find({}, { _id: 0, accountId: 1, nameKey: 1 })
+      .sort({ accountId: 1, nameKey: 1 })
+      .lean();
+    expect(stored).toEqual([
+      { accountId: 'acc-1', nameKey: 'api' },
+      { accountId: 'acc-2', nameKey: 'api' },
+      { accountId: 'acc-2', nameKey: 'web' },
+    ]);
+  });
+});
