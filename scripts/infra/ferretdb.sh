@@ -45,7 +45,8 @@ ferretdb_install() {
   # 25 packages instead of ~480 package names. Lines with spaces (go: downloading
   # ..., compiler errors) pass through.
   log "mongo: downloading modules and compiling"
-  local work="$INFRA_CACHE_DIR/ferretdb/build" module_dir patch_file
+  # A build directory of its own: two run directories (tests, benchmarks) may build at once.
+  local work="$INFRA_CACHE_DIR/ferretdb/build-$$" module_dir patch_file
   rm -rf "$work" && mkdir -p "$work/program"
   ferretdb_go -C "$FERRETDB_SRC" mod download "$FERRETDB_MODULE" || die "mongo: go mod download failed"
   module_dir="$(ferretdb_go -C "$FERRETDB_SRC" list -m -f '{{.Dir}}' "$FERRETDB_MODULE")"
