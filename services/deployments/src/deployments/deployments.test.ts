@@ -446,14 +446,18 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
   it('records exactly one of a cancel and the pipeline’s move on, however they race', async () => {
     const repository = h.repository;
     const service = h.projects.addService();
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 30; round++) {
       const created = await h.api.trigger(service, { commitHash: newCommitHash() });
       const lease = await claimAsWorker(created.body.id, `racing-worker-${round}`);
       const building = (await repository.find(service, created.body.id))!;
 
+      // The move starts a little later each round, so the cancel reaches the database first in
+      // some rounds, at the same moment in others, and last in the rest.
       const [cancel, moved] = await Promise.all([
         h.api.cancel(service, created.body.id),
-        repository.changeStatus(building, 'DEPLOYING', lease),
+        new Promise((resolve) => setTimeout(resolve, round % 10)).then(() =>
+          repository.changeStatus(building, 'DEPLOYING', lease),
+        ),
       ]);
 
       // The cancel always wins in the end: from BUILDING, or after the move from DEPLOYING.
