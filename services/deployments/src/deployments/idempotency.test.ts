@@ -139,6 +139,24 @@ describe('POST deployments with an Idempotency-Key', () => {
     expect(await h.changes(results[0]!.body.id)).toEqual(['->BUILDING']);
   });
 
+  it('creates the deployment on a repeat when the first try stopped between its key and its insert', async () => {
+    const service = h.projects.addService();
+    const key = randomUUID();
+    const body = { commitHash: newCommitHash() };
+    const first = await h.api.trigger(service, body, withKey(key));
+    // As if that process had stopped right after claiming the key.
+    await h.models.deployments.deleteOne({ _id: first.body.id });
+
+    const again = await h.api.trigger(service, body, withKey(key));
+
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    const doc = await h.document(first.body.id);
+    expect(doc).toMatchObject({ status: 'BUILDING', commitHash: body.commitHash });
+    expect(doc!.createdAt.toISOString()).toBe(first.body.createdAt);
+    expect(await h.changes(first.body.id)).toEqual(['->BUILDING']);
+  });
+
   it('answers 400 VALIDATION_ERROR for a key that is too long', async () => {
     const service = h.projects.addService();
 

@@ -169,7 +169,10 @@ export async function startHarness(options: HarnessOptions = {}) {
         { what: `deployment ${id} to be released` },
       );
     },
-    /** Whether a worker looking for work now would claim it: still to run, and nobody holds it. */
+    /**
+     * Whether a worker looking for work now could claim it: still to run, and nobody holds it
+     * (never claimed, handed back, or its holder's lease ran out).
+     */
     async isClaimable(id: string): Promise<boolean> {
       const found = await models.deployments.exists({
         _id: id,
