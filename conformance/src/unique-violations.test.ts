@@ -1,6 +1,6 @@
 import { Schema, type Model } from 'mongoose';
 import { syncIndexes } from '@platform/shared';
-import { errorCode, openTestDatabase, type TestDatabase } from './support/database';
+import { describeError, errorCode, openTestDatabase, type TestDatabase } from './support/database';
 
 /**
  * A write that would make two documents share a unique key is refused with code 11000, whatever
@@ -30,13 +30,13 @@ const projectSchema = new Schema<Project>({
 });
 projectSchema.index({ accountId: 1, nameKey: 1 }, { unique: true });
 
-/** The rejection's code, or a description of what the write did instead of failing. */
+/** 11000 when the write fails with it; otherwise what happened instead, for the failure message. */
 async function codeOf(write: Promise<unknown>): Promise<unknown> {
   try {
     const result = await write;
     return `no error: ${JSON.stringify(result)}`;
   } catch (err) {
-    return errorCode(err) ?? `an error without a code: ${String(err)}`;
+    return errorCode(err) === 11000 ? 11000 : describeError(err);
   }
 }
 
