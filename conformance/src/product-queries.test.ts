@@ -1,0 +1,157 @@
+import { Types, type Connection, type Model } from 'mongoose';
+import {
+  afterCursorFilter,
+  connectMongo,
+  NEWEST_FIRST,
+  syncIndexes,
+  type CursorPosition,
+} from '@platform/shared';
+import { testInfraUrls, testLogger, uniqueName } from '@platform/shared/testing';
+import { deploymentModels } from '@platform/deployments/dist/deployments/deployments.model';
+import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
+import { createProjectModel } from '@platform/projects/dist/projects/projects.model';
+import { createServiceModel } from '@platform/projects/dist/services/services.model';
+import { deliveryModel } from '@platform/webhooks/dist/deliveries/deliveries.model';
+import { webhookModel } from '@platform/webhooks/dist/webhooks/webhooks.model';
+import { writeWithoutRelay } from '@platform/shared';
+import { expectIndexServed, type ProductListQuery } from './plan';
+
+/**
+ * Every list and every work-finding query the product sends is served by an index, on whatever
+ * server the tests get: the services' own models (their schemas and indexes, built as each
+ * service builds them), and each query in the shape the service sends it (the deployments list
+ * through the repository's own filter; the others mirror their repository, named beside each).
+ * Where one index is the query's own, the test names it; where several indexes start with the
+ * query's equality fields, which one serves it is the server's planner's choice, and the promise
+ * pinned is that an index bounds the read (no collection scan, no whole-index scan).
+ */
+describe('The product’s list and work queries are served by their indexes', () => {
+  let connection: Connection;
+  const id = () => new Types.ObjectId().toHexString();
+  const accountId = id();
+  const projectId = id();
+  const serviceId = id();
+  const webhookId = new Types.ObjectId();
+  const position: CursorPosition = { createdAt: new Date(), id: id() };
+  const deep = () => afterCursorFilter(position);
+  const PAGE = 21;
+
+  let models: ReturnType<typeof deploymentModels>;
+  let Project: Model<unknown>;
+  let Service: Model<unknown>;
+  let Webhook: Model<unknown>;
+  let Delivery: Model<unknown>;
+
+  beforeAll(async () => {
+    connection = await connectMongo({
+      url: testInfraUrls().mongoUrl,
+      dbName: uniqueName('conformance_product'),
+      logger: testLogger(),
+    });
+    models = deploymentModels(connection);
+    Project = createProjectModel(connection) as unknown as Model<unknown>;
+    Service = createServiceModel(connection) as unknown as Model<unknown>;
+    Webhook = webhookModel(connection) as unknown as Model<unknown>;
+    Delivery = deliveryModel(connection) as unknown as Model<unknown>;
+    // An index is planned only for a collection that exists: syncIndexes creates both.
+    await syncIndexes([...Object.values(models), Project, Service, Webhook, Delivery]);
+  });
+  afterAll(async () => {
+    await connection?.dropDatabase();
+    await connection?.close();
+  });
+
+  const ref = () => ({ accountId, projectId, serviceId });
+  const deploymentsList = (statuses?: ('FAILED' | 'CANCELLED')[]) =>
+    new DeploymentsRepository(models, writeWithoutRelay).listFilter(ref(), statuses);
+
+  const cases = (): ProductListQuery[] => [
+    // services/deployments: DeploymentsRepository.listInService (findPage)
+    {
+      name: "a service's deployments, first page",
+      index: 'serviceId_1_createdAt_-1__id_-1',
+      query: () => models.deployments.find(deploymentsList()).sort(NEWEST_FIRST).limit(PAGE),
+    },
+    {
+      name: "a service's deployments, a deep page",
+      index: 'serviceId_1_createdAt_-1__id_-1',
+      query: () =>
+        models.deployments
+          .find({ ...deploymentsList(), ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    {
+      name: "a service's deployments of some statuses, a deep page",
+      query: () =>
+        models.deployments
+          .find({ ...deploymentsList(['FAILED', 'CANCELLED']), ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    // services/deployments: PipelineRepository.claimNext
+    {
+      name: 'the pipeline’s next deployment to run',
+      index: 'status_1_createdAt_1',
+      query: () =>
+        models.deployments
+          .find({ status: { $in: ['BUILDING', 'DEPLOYING'] }, leaseUntil: { $lte: new Date() } })
+          .sort({ createdAt: 1 })
+          .limit(1),
+    },
+    // libs/shared: OutboxRelay's sweep
+    {
+      name: 'the outbox relay’s sweep of pending deployments',
+      index: 'outboxPending_1',
+      query: () => models.deployments.find({ outboxPending: true }).limit(100),
+    },
+    // services/projects: named-documents listLive
+    {
+      name: "an account's projects, a deep page",
+      query: () =>
+        Project.find({ accountId, deletedAt: null, ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    {
+      name: "a project's services, a deep page",
+      index: 'projectId_1_accountId_1_deletedAt_1_createdAt_-1__id_-1',
+      query: () =>
+        Service.find({ projectId, accountId, deletedAt: null, ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    // services/webhooks: WebhooksRepository list, DeliveriesRepository list and claimDue
+    {
+      name: "a project's webhooks, a deep page",
+      index: 'projectId_1_createdAt_-1__id_-1',
+      query: () =>
+        Webhook.find({ projectId, ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    {
+      name: "a webhook's deliveries, a deep page",
+      index: 'webhookId_1_createdAt_-1__id_-1',
+      query: () =>
+        Delivery.find({ webhookId, ...deep() })
+          .sort(NEWEST_FIRST)
+          .limit(PAGE),
+    },
+    {
+      name: 'the delivery worker’s next due delivery',
+      query: () =>
+        Delivery.find({
+          status: 'pending',
+          nextAttemptAt: { $lte: new Date() },
+          leaseUntil: { $not: { $gt: new Date() } },
+        })
+          .sort({ nextAttemptAt: 1, _id: 1 })
+          .limit(1),
+    },
+  ];
+
+  test.each(cases().map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    await expectIndexServed(c.query(), c);
+  });
+});
