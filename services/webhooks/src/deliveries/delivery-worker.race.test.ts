@@ -71,7 +71,10 @@ async function subscribe(p: ReturnType<typeof buildProject>, url: string) {
 const deliveriesOf = (service: TestService, webhookIds: string[]) =>
   service.components.deliveriesRepository.model.find({ webhookId: { $in: webhookIds } }).lean();
 
-const POLL_PERIODS_TO_SETTLE = 600;
+/** Stops the replicas' workers; each waits for its sends under way (or aborts them). */
+async function stopWorkers(...replicas: TestService[]) {
+  await Promise.all(replicas.map((r) => r.components.worker.stop()));
+}
 
 describe('two delivery workers on one queue', () => {
   it('sends each of 50 due deliveries exactly once and records each as delivered with one attempt', async () => {
@@ -103,8 +106,9 @@ describe('two delivery workers on one queue', () => {
       async () => (await deliveriesOf(recorder, webhookIds)).every((d) => d.status === 'succeeded'),
       { what: 'every delivery recorded as delivered', timeoutMs: 20_000 },
     );
-    // Time for a second send of any delivery to arrive, were one under way.
-    await new Promise((resolve) => setTimeout(resolve, POLL_PERIODS_TO_SETTLE));
+    // Stopped workers send nothing more: a second send of any delivery, were one under way,
+    // has reached the receiver by the time both have stopped.
+    await stopWorkers(first!, second!);
 
     const sends = new Map<string, number>();
     for (const request of target.requests) {
@@ -158,7 +162,7 @@ describe('two delivery workers on one queue', () => {
       { what: 'no delivery left pending', timeoutMs: 20_000 },
     );
     const sentBeforeSettling = gone.requests.length;
-    await new Promise((resolve) => setTimeout(resolve, POLL_PERIODS_TO_SETTLE));
+    await stopWorkers(first!, second!);
 
     // Each worker sends a webhook one request at a time and, after a 410, nothing more until
     // the webhook is off: so at most one send per worker, those under way when it went off.
