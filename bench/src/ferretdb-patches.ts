@@ -41,10 +41,14 @@ async function buildReleased(work: string): Promise<string> {
   cpSync(path.join(REPO_ROOT, 'scripts/infra/ferretdb'), build, { recursive: true });
   say('building FerretDB as released');
   const binary = path.join(work, 'ferretdb-released');
-  await run('go', ['build', '-mod=readonly', '-tags', 'ferretdb_no_postgresql', '-o', binary, '.'], {
-    cwd: build,
-    timeout: 600_000,
-  });
+  await run(
+    'go',
+    ['build', '-mod=readonly', '-tags', 'ferretdb_no_postgresql', '-o', binary, '.'],
+    {
+      cwd: build,
+      timeout: 600_000,
+    },
+  );
   return binary;
 }
 
@@ -100,7 +104,10 @@ async function updates(url: string) {
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (Date.now() < end) {
-        await coll.updateOne({ _id: ids[Math.floor(Math.random() * ids.length)] }, { $inc: { n: 1 } });
+        await coll.updateOne(
+          { _id: ids[Math.floor(Math.random() * ids.length)] },
+          { $inc: { n: 1 } },
+        );
         ops++;
       }
     }),
@@ -108,11 +115,17 @@ async function updates(url: string) {
   const users = connection.useDb(DB).collection('users');
   await users.createIndex({ email: 1 }, { unique: true });
   await users.insertMany([{ email: 'a' }, { email: 'b' }]);
-  const duplicateCode = await users
-    .updateOne({ email: 'b' }, { $set: { email: 'a' } })
-    .then(() => null, (e: { code?: number }) => e.code ?? null);
+  const duplicateCode = await users.updateOne({ email: 'b' }, { $set: { email: 'a' } }).then(
+    () => null,
+    (e: { code?: number }) => e.code ?? null,
+  );
   await connection.close();
-  return { clients: 16, seconds: UPDATE_S, updatesPerSecond: Math.round(ops / UPDATE_S), duplicateCode };
+  return {
+    clients: 16,
+    seconds: UPDATE_S,
+    updatesPerSecond: Math.round(ops / UPDATE_S),
+    duplicateCode,
+  };
 }
 
 async function lists(url: string, samples: number) {
@@ -137,7 +150,12 @@ async function lists(url: string, samples: number) {
   }
   const sort = { createdAt: -1, _id: -1 } as const;
   const page = (filter: mongo.Document) => deployments.find(filter).sort(sort).limit(21).toArray();
-  const [cursor] = await deployments.find({ serviceId: service }).sort(sort).skip(DEPTH).limit(1).toArray();
+  const [cursor] = await deployments
+    .find({ serviceId: service })
+    .sort(sort)
+    .skip(DEPTH)
+    .limit(1)
+    .toArray();
   const deep = {
     serviceId: service,
     $or: [
@@ -154,7 +172,9 @@ async function lists(url: string, samples: number) {
     depth: DEPTH,
     firstPage: await repeat(samples, () => page({ serviceId: service })),
     deepPage: await repeat(samples, () => page(deep)),
-    claimFind: await repeat(samples, () => deployments.find(claim).sort({ createdAt: 1 }).limit(1).toArray()),
+    claimFind: await repeat(samples, () =>
+      deployments.find(claim).sort({ createdAt: 1 }).limit(1).toArray(),
+    ),
     plans: {
       firstPage: await explainFind(deployments, { serviceId: service }, { sort, limit: 21 }),
       deepPage: await explainFind(deployments, deep, { sort, limit: 21 }),
@@ -201,7 +221,15 @@ main('ferretdb-patches', 1200, async () => {
   const binary = await buildReleased(work);
   const server = spawn(
     binary,
-    ['serve', '-listen-addr', `127.0.0.1:${RELEASED_PORT}`, '-sqlite-dir', path.join(work, 'data'), '-log-level', 'warn'],
+    [
+      'serve',
+      '-listen-addr',
+      `127.0.0.1:${RELEASED_PORT}`,
+      '-sqlite-dir',
+      path.join(work, 'data'),
+      '-log-level',
+      'warn',
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
