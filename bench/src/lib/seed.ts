@@ -101,7 +101,7 @@ export async function seedDeployments(
         outbox: [],
         outboxPending: false,
       });
-      logs.push({ _id: id, ...ref, logs: logsOf(commitHash, serviceId, id) });
+      logs.push({ _id: id, ...ref, attempt: 1, logs: logsOf(commitHash, serviceId, id) });
       seeded.push({ id, serviceId, createdAt });
     }
     // In the pipeline's order: the deployment exists before its logs document is made.
