@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { Kafka } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { createKafka, createProducer, ensureTopics } from './kafka';
 import { connectMongo, syncIndexes } from './mongo';
 import { newEvent, TOPICS, type ProjectDeletedEvent } from './events';
@@ -221,6 +221,46 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
         { what: 'the outbox to empty' },
       );
     } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  });
+
+  it('publishes at once a document written again while its first events go out', async () => {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    // A producer whose sends wait for the test: the relay is caught mid-publish.
+    const real = createProducer(kafka);
+    let sendCalled!: () => void;
+    const sending = new Promise<void>((resolve) => (sendCalled = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gated = Object.create(real) as Producer;
+    gated.send = async (record) => {
+      sendCalled();
+      await released;
+      return real.send(record);
+    };
+    // No sweep during the test: only the writers' notifications can publish.
+    const relay = newRelay({ producer: gated, sweepIntervalMs: 10 * 60_000 });
+    try {
+      relay.start();
+      const first = await writePending('written-twice', relay);
+      await sending;
+      const second = deletedEvent(first.id);
+      await relay.write(Thing, first._id, () =>
+        Thing.updateOne(
+          { _id: first._id },
+          withOutbox(
+            { $set: { name: 'written-twice-again' } },
+            outboxEntry(TOPICS.projectDeleted, first.id, second),
+          ),
+        ),
+      );
+      release();
+      const received = await collector.waitFor((m) => m.key === first.id, 2, 10_000);
+      expect(received.map((m) => m.value.eventId)).toEqual([first.event.eventId, second.eventId]);
+    } finally {
+      release();
       await relay.stop();
       await collector.stop();
     }

@@ -172,13 +172,24 @@ export class OutboxRelay implements OutboxWriter {
     return { events, full };
   }
 
-  /** The notified documents, in the order they were notified; each leaves the queue once out. */
+  /**
+   * The notified documents, in the order they were notified. Each leaves the queue before it is
+   * read, so a document written again while its first events go out is queued again (at the
+   * end, and still visited by this loop) instead of being forgotten until the next sweep.
+   */
   private async publishNotified() {
     let events = 0;
-    for (const [key, { model, id }] of this.notified) {
-      const doc = await model.findById(id, { outbox: 1 }).lean<PendingDocument | null>();
-      if (doc) events += await this.publish(model, doc);
+    for (const [key, notified] of this.notified) {
       this.notified.delete(key);
+      try {
+        const doc = await notified.model
+          .findById(notified.id, { outbox: 1 })
+          .lean<PendingDocument | null>();
+        if (doc) events += await this.publish(notified.model, doc);
+      } catch (err) {
+        if (!this.notified.has(key)) this.notified.set(key, notified);
+        throw err;
+      }
     }
     return events;
   }
