@@ -3,8 +3,9 @@ import { openTestDatabase, type TestDatabase } from './support/database';
 
 /**
  * The array updates the product's single-document writes rely on: `$push` with `$each` and
- * `$slice` keeps a bounded log in one update (the webhooks attempt log); `$pullAll` removes
- * exactly the entries given and keeps one pushed meanwhile (the outbox relay).
+ * `$slice` keeps a bounded log in one update (the webhooks attempt log); an equality on the whole
+ * array, and `$pullAll`, take out exactly the entries given and keep one pushed meanwhile (the
+ * outbox relay).
  */
 interface Doc {
   _id: number;
@@ -58,5 +59,18 @@ describe('The server applies array updates as MongoDB documents them', () => {
     await docs.updateOne({ _id }, { $push: { log: c } });
     await docs.updateOne({ _id }, { $pullAll: { log: [a, b] } });
     expect(await logOf(_id)).toEqual([c]);
+  });
+
+  test('an equality filter on a whole array of embedded documents matches exactly that array', async () => {
+    const a = { eventId: 'a', payload: { n: 1 } };
+    const b = { eventId: 'b', payload: { n: 2 } };
+    const _id = await insert([a, b]);
+    expect(await docs.countDocuments({ _id, log: [a, b] })).toBe(1);
+    expect(await docs.countDocuments({ _id, log: [a] })).toBe(0);
+    expect(await docs.countDocuments({ _id, log: [b, a] })).toBe(0);
+    await docs.updateOne({ _id }, { $push: { log: { eventId: 'c', payload: { n: 3 } } } });
+    const emptied = await docs.updateOne({ _id, log: [a, b] }, { $set: { log: [] } });
+    expect(emptied.matchedCount).toBe(0);
+    expect(await logOf(_id)).toHaveLength(3);
   });
 });

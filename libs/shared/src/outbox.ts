@@ -195,7 +195,7 @@ export class OutboxRelay implements OutboxWriter {
   }
 
   /**
-   * Publishes the document's entries, then pulls exactly those out (one pushed meanwhile stays
+   * Publishes the document's entries, then takes exactly those out (one pushed meanwhile stays
    * and keeps the document pending); the flag goes only when the array is empty.
    */
   private async publish(model: AnyModel, doc: PendingDocument) {
@@ -216,7 +216,13 @@ export class OutboxRelay implements OutboxWriter {
         });
         i = j;
       }
-      // The entries exactly as read (whole values): those pushed meanwhile are not among them.
+      // Nothing pushed since the read (the outbox is still exactly what went out): one write
+      // empties it. Otherwise pull the entries as read (whole values), keeping the newer ones.
+      const emptied = await model.updateOne(
+        { _id: doc._id, outbox: entries },
+        { $set: { outbox: [], outboxPending: false } },
+      );
+      if (emptied.matchedCount === 1) return entries.length;
       await model.updateOne({ _id: doc._id }, { $pullAll: { outbox: entries } });
     }
     await model.updateOne(
