@@ -15,7 +15,7 @@
  * scratch databases are removed at the end. Needs Go (scripts/infra already does).
  */
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,7 @@ const UPDATE_S = intEnv('BENCH_UPDATE_S', 5);
 const LIST_DOCS = intEnv('BENCH_LIST_DOCS', 100_000);
 const DEPTH = intEnv('BENCH_DEPTH', 50_000);
 const DB = 'bench_scratch_ferretdb_patches';
+const PATCHES_DIR = path.join(REPO_ROOT, 'scripts/infra/ferretdb/patches');
 
 /** FerretDB as released: our wrapper program without scripts/infra's patches and `replace`. */
 async function buildReleased(work: string): Promise<string> {
@@ -245,12 +246,10 @@ main('ferretdb-patches', 1200, async () => {
     const asReleased = await measure('as released', `mongodb://127.0.0.1:${RELEASED_PORT}`, 2);
     const patched = await measure('patched', `mongodb://127.0.0.1:${patchedPort}`, 10);
     writeResults('ferretdb-patches', {
-      patches: [
-        'scripts/infra/ferretdb/patches/atomic-writes.patch',
-        'scripts/infra/ferretdb/patches/sqlite-id-index.patch',
-        'scripts/infra/ferretdb/patches/sqlite-index-pushdown.patch',
-        'scripts/infra/ferretdb/patches/update-duplicate-key.patch',
-      ],
+      patches: readdirSync(PATCHES_DIR)
+        .filter((name) => name.endsWith('.patch'))
+        .sort()
+        .map((name) => `scripts/infra/ferretdb/patches/${name}`),
       asReleased,
       patched,
       note: 'races: rounds (of `rounds`) in which exactly one of 2 / 8 concurrent findOneAndUpdate matched; counter: value reached after 1,000 reported successes; timings in ms',
