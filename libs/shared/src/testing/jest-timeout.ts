@@ -4,5 +4,4 @@ jest.setTimeout(Number(process.env.JEST_TEST_TIMEOUT_MS ?? 30_000));
 
 // No retries: a retried race hides the race. Someone chasing a flaky test may opt in with
 // JEST_RETRY_TIMES=n; scripts/test.sh then names every test that needed one in its summary.
-const retries = Number(process.env.JEST_RETRY_TIMES ?? 0);
-if (retries > 0) jest.retryTimes(retries, { logErrorsBeforeRetry: true });
+jest.retryTimes(Number(process.env.JEST_RETRY_TIMES ?? 0), { logErrorsBeforeRetry: true });
