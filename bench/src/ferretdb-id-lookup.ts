@@ -14,16 +14,16 @@
  * Nothing in the repository or the running servers is changed; the build, its data and
  * the scratch databases are removed at the end. Needs Go (scripts/infra already does).
  */
-import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Types, type mongo } from 'mongoose';
-import { REPO_ROOT, infraEnv, intEnv } from './lib/env';
-import { say, sleep, waitFor } from './lib/log';
+import { intEnv } from './lib/env';
+import { say } from './lib/log';
 import { explainFind, repeat } from './lib/probes';
 import { writeResults } from './lib/results';
+import { withReleasedAndPatched } from './lib/ferretdb-released';
 import { main } from './lib/stack';
 import { connectMongo } from './lib/stores';
 
@@ -39,11 +39,8 @@ const PATCHED = 'IDColumn = DefaultColumn + `->"_id"`';
 /** Go's module cache path of a module (upper-case letters escaped as !lower). */
 const escaped = (module: string) => module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
 
-/** FerretDB as released: our wrapper program without scripts/infra's patches and `replace`. */
-async function buildReleased(work: string): Promise<string> {
-  const wrapper = path.join(REPO_ROOT, 'scripts/infra/ferretdb');
-  const build = path.join(work, 'ferretdb-dev');
-  cpSync(wrapper, build, { recursive: true });
+/** The released module's `IDColumn` is as this benchmark expects (downloaded if missing). */
+async function checkReleasedIdColumn(build: string): Promise<void> {
   const metadata = path.join(
     (await run('go', ['env', 'GOMODCACHE'], { cwd: build })).stdout.trim(),
     `${escaped(FERRETDB)}@${VERSION}`,
@@ -57,13 +54,6 @@ async function buildReleased(work: string): Promise<string> {
   }
   if (!readFileSync(metadata, 'utf8').includes(AS_RELEASED))
     throw new Error(`${metadata}: the IDColumn line is not as expected`);
-  say('building FerretDB as released');
-  const binary = path.join(work, 'ferretdb-released');
-  await run('go', ['build', '-mod=readonly', '-o', binary, '.'], {
-    cwd: build,
-    timeout: 600_000,
-  });
-  return binary;
 }
 
 async function measure(label: string, url: string, size: number) {
@@ -125,66 +115,27 @@ async function measure(label: string, url: string, size: number) {
   };
 }
 
-main('ferretdb-id-lookup', 1800, async () => {
-  const env = infraEnv();
-  const patchedPort = env.MONGO_PORT ?? '27017';
-  const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
-  const infraOptions = { env: { ...process.env, ...env }, timeout: 120_000 };
-  let startedMongo = false;
-  try {
-    await run('bash', [infra, 'status', 'mongo'], infraOptions);
-  } catch {
-    say('starting the benchmark FerretDB (patched, as scripts/infra builds it)');
-    await run('bash', [infra, 'start', 'mongo'], infraOptions);
-    startedMongo = true;
-  }
-  const work = mkdtempSync(path.join(os.tmpdir(), 'bench-ferretdb-'));
-  const binary = await buildReleased(work);
-  const server = spawn(
-    binary,
-    [
-      'serve',
-      '-listen-addr',
-      `127.0.0.1:${RELEASED_PORT}`,
-      '-sqlite-dir',
-      path.join(work, 'data'),
-      '-log-level',
-      'warn',
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-  try {
-    await waitFor(
-      async () =>
-        run(binary, ['ping', '-url', `mongodb://127.0.0.1:${RELEASED_PORT}/`]).then(
-          () => true,
-          () => false,
-        ),
-      { timeoutMs: 30_000, what: 'FerretDB as released' },
-    );
-    const results: Record<string, unknown[]> = { asReleased: [], patched: [] };
-    for (const size of SIZES) {
-      results.asReleased!.push(
-        await measure('as released', `mongodb://127.0.0.1:${RELEASED_PORT}`, size),
-      );
-      results.patched!.push(await measure('patched', `mongodb://127.0.0.1:${patchedPort}`, size));
-    }
-    writeResults('ferretdb-id-lookup', {
-      change: {
-        file: `${FERRETDB}@${VERSION} internal/backends/sqlite/metadata/metadata.go`,
-        patch: 'scripts/infra/ferretdb/patches/sqlite-id-index.patch',
-        from: AS_RELEASED,
-        to: PATCHED,
-      },
-      lookups: LOOKUPS,
-      results,
-      note: 'findOne timings in ms; misses counts lookups that did not return the document asked for',
-    });
-  } finally {
-    server.kill('SIGTERM');
-    await Promise.race([exited, sleep(10_000)]);
-    rmSync(work, { recursive: true, force: true });
-    if (startedMongo) await run('bash', [infra, 'stop', 'mongo'], infraOptions);
-  }
-});
+main('ferretdb-id-lookup', 1800, () =>
+  withReleasedAndPatched(
+    RELEASED_PORT,
+    async (urls) => {
+      const results: Record<string, unknown[]> = { asReleased: [], patched: [] };
+      for (const size of SIZES) {
+        results.asReleased!.push(await measure('as released', urls.released, size));
+        results.patched!.push(await measure('patched', urls.patched, size));
+      }
+      writeResults('ferretdb-id-lookup', {
+        change: {
+          file: `${FERRETDB}@${VERSION} internal/backends/sqlite/metadata/metadata.go`,
+          patch: 'scripts/infra/ferretdb/patches/sqlite-id-index.patch',
+          from: AS_RELEASED,
+          to: PATCHED,
+        },
+        lookups: LOOKUPS,
+        results,
+        note: 'findOne timings in ms; misses counts lookups that did not return the document asked for',
+      });
+    },
+    checkReleasedIdColumn,
+  ),
+);

@@ -14,20 +14,17 @@
  * Nothing in the repository or the shared servers is changed; the build, its data and the
  * scratch databases are removed at the end. Needs Go (scripts/infra already does).
  */
-import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Types, type mongo } from 'mongoose';
-import { REPO_ROOT, infraEnv, intEnv } from './lib/env';
-import { say, sleep, waitFor } from './lib/log';
+import { REPO_ROOT, intEnv } from './lib/env';
+import { say } from './lib/log';
 import { explainFind, repeat } from './lib/probes';
 import { writeResults } from './lib/results';
+import { withReleasedAndPatched } from './lib/ferretdb-released';
 import { main } from './lib/stack';
 import { connectMongo } from './lib/stores';
 
-const run = promisify(execFile);
 const RELEASED_PORT = 27048;
 const ROUNDS = intEnv('BENCH_ROUNDS', 200);
 const UPDATE_S = intEnv('BENCH_UPDATE_S', 5);
@@ -35,23 +32,6 @@ const LIST_DOCS = intEnv('BENCH_LIST_DOCS', 100_000);
 const DEPTH = intEnv('BENCH_DEPTH', 50_000);
 const DB = 'bench_scratch_ferretdb_patches';
 const PATCHES_DIR = path.join(REPO_ROOT, 'scripts/infra/ferretdb/patches');
-
-/** FerretDB as released: our wrapper program without scripts/infra's patches and `replace`. */
-async function buildReleased(work: string): Promise<string> {
-  const build = path.join(work, 'ferretdb-dev');
-  cpSync(path.join(REPO_ROOT, 'scripts/infra/ferretdb'), build, { recursive: true });
-  say('building FerretDB as released');
-  const binary = path.join(work, 'ferretdb-released');
-  await run(
-    'go',
-    ['build', '-mod=readonly', '-tags', 'ferretdb_no_postgresql', '-o', binary, '.'],
-    {
-      cwd: build,
-      timeout: 600_000,
-    },
-  );
-  return binary;
-}
 
 async function races(url: string) {
   const connections = await Promise.all(Array.from({ length: 8 }, () => connectMongo(url)));
@@ -205,46 +185,10 @@ async function measure(label: string, url: string, listSamples: number) {
   return result;
 }
 
-main('ferretdb-patches', 1200, async () => {
-  const env = infraEnv();
-  const patchedPort = env.MONGO_PORT ?? '27017';
-  const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
-  const infraOptions = { env: { ...process.env, ...env }, timeout: 900_000 };
-  let startedMongo = false;
-  try {
-    await run('bash', [infra, 'status', 'mongo'], infraOptions);
-  } catch {
-    say('starting the benchmark FerretDB (patched, as scripts/infra builds it)');
-    await run('bash', [infra, 'start', 'mongo'], infraOptions);
-    startedMongo = true;
-  }
-  const work = mkdtempSync(path.join(os.tmpdir(), 'bench-ferretdb-'));
-  const binary = await buildReleased(work);
-  const server = spawn(
-    binary,
-    [
-      'serve',
-      '-listen-addr',
-      `127.0.0.1:${RELEASED_PORT}`,
-      '-sqlite-dir',
-      path.join(work, 'data'),
-      '-log-level',
-      'warn',
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-  try {
-    await waitFor(
-      async () =>
-        run(binary, ['ping', '-url', `mongodb://127.0.0.1:${RELEASED_PORT}/`]).then(
-          () => true,
-          () => false,
-        ),
-      { timeoutMs: 30_000, what: 'FerretDB as released' },
-    );
-    const asReleased = await measure('as released', `mongodb://127.0.0.1:${RELEASED_PORT}`, 2);
-    const patched = await measure('patched', `mongodb://127.0.0.1:${patchedPort}`, 10);
+main('ferretdb-patches', 1200, () =>
+  withReleasedAndPatched(RELEASED_PORT, async (urls) => {
+    const asReleased = await measure('as released', urls.released, 2);
+    const patched = await measure('patched', urls.patched, 10);
     writeResults('ferretdb-patches', {
       patches: readdirSync(PATCHES_DIR)
         .filter((name) => name.endsWith('.patch'))
@@ -254,10 +198,5 @@ main('ferretdb-patches', 1200, async () => {
       patched,
       note: 'races: rounds (of `rounds`) in which exactly one of 2 / 8 concurrent findOneAndUpdate matched; counter: value reached after 1,000 reported successes; timings in ms',
     });
-  } finally {
-    server.kill('SIGTERM');
-    await Promise.race([exited, sleep(10_000)]);
-    rmSync(work, { recursive: true, force: true });
-    if (startedMongo) await run('bash', [infra, 'stop', 'mongo'], infraOptions);
-  }
-});
+  }),
+);
