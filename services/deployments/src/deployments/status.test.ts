@@ -3,7 +3,6 @@ import {
   assertTransitionAllowed,
   canTransition,
   isFinal,
-  statusesLeadingTo,
   type DeploymentStatus,
 } from './status';
 
@@ -56,14 +55,5 @@ describe('deployment status machine', () => {
     expect(() => assertTransitionAllowed('BUILDING', 'DEPLOYED')).toThrow(
       'A deployment cannot go from BUILDING to DEPLOYED.',
     );
-  });
-});
-
-describe('statusesLeadingTo', () => {
-  it('names the statuses a conditional update may leave for each target', () => {
-    expect(statusesLeadingTo('CANCELLED')).toEqual(['BUILDING', 'DEPLOYING']);
-    expect(statusesLeadingTo('DEPLOYING')).toEqual(['BUILDING']);
-    expect(statusesLeadingTo('DEPLOYED')).toEqual(['DEPLOYING']);
-    expect(statusesLeadingTo('BUILDING')).toEqual([]);
   });
 });

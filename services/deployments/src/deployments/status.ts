@@ -29,7 +29,3 @@ export function assertTransitionAllowed(from: DeploymentStatus, to: DeploymentSt
     );
   }
 }
-
-/** The statuses from which the lifecycle allows `to`: the condition of its conditional update. */
-export const statusesLeadingTo = (to: DeploymentStatus): DeploymentStatus[] =>
-  (Object.keys(NEXT) as DeploymentStatus[]).filter((from) => canTransition(from, to));
