@@ -1,10 +1,5 @@
 import { DEPLOYMENT_STATUSES, AppError } from '@platform/shared';
-import {
-  assertTransitionAllowed,
-  canTransition,
-  isFinal,
-  type DeploymentStatus,
-} from './status';
+import { assertTransitionAllowed, canTransition, isFinal, type DeploymentStatus } from './status';
 
 const ALLOWED: [DeploymentStatus, DeploymentStatus][] = [
   ['BUILDING', 'DEPLOYING'],
