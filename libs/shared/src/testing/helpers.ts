@@ -102,13 +102,34 @@ export async function requestJson<T = any>(
     redirect: 'manual',
   });
   const text = await response.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
+  return { status: response.status, headers: response.headers, body: parseBody(text) as T };
+}
+
+/** A response body as the tests read it: JSON when it parses, else the text, null when empty. */
+export function parseBody(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
-  return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/**
+ * Starts something (a test server, an app with its connections) before the tests of the
+ * enclosing `describe` block, or of the file, and closes it after them. Returns a getter: the
+ * started value exists once `beforeAll` has run, so read it inside tests and hooks.
+ */
+export function useRunning<T extends { close(): Promise<void> | void }>(
+  start: () => Promise<T>,
+): () => T {
+  let running: T | undefined;
+  beforeAll(async () => {
+    running = await start();
+  });
+  afterAll(() => running?.close());
+  return () => {
+    if (!running) throw new Error('useRunning: read it inside a test or hook, after beforeAll');
+    return running;
+  };
 }
