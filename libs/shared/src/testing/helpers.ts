@@ -105,6 +105,30 @@ export async function requestJson<T = any>(
   return { status: response.status, headers: response.headers, body: parseBody(text) as T };
 }
 
+/**
+ * The body every error answers with (contracts.md: `{error, message, details?}`), for `toEqual`:
+ * the message as given, matching a pattern, or any string when omitted.
+ */
+export function errorBody(error: string, message?: string | RegExp) {
+  return {
+    error,
+    message:
+      message === undefined
+        ? expect.any(String)
+        : typeof message === 'string'
+          ? message
+          : expect.stringMatching(message),
+  };
+}
+
+/** A 400 VALIDATION_ERROR body whose details name the field at `path`, among any others. */
+export function validationErrorAt(path: string) {
+  return {
+    ...errorBody('VALIDATION_ERROR'),
+    details: expect.arrayContaining([{ path, message: expect.any(String) }]),
+  };
+}
+
 /** A response body as the tests read it: JSON when it parses, else the text, null when empty. */
 export function parseBody(text: string): unknown {
   if (!text) return null;
