@@ -1,16 +1,12 @@
 import { createHash } from 'node:crypto';
-import { startDevIdp, type RunningDevIdp } from '../test/start-dev-idp';
+import { useRunning } from '@platform/shared/testing';
+import { startDevIdp } from '../test/start-dev-idp';
 
 describe('GET / (the sign-in page)', () => {
-  let idp: RunningDevIdp;
-
-  beforeAll(async () => {
-    idp = await startDevIdp();
-  });
-  afterAll(() => idp.close());
+  const idp = useRunning(startDevIdp);
 
   it('serves an HTML page with the elements a browser test drives', async () => {
-    const response = await fetch(`${idp.url}/`);
+    const response = await fetch(`${idp().url}/`);
     const html = await response.text();
 
     expect(response.status).toBe(200);
@@ -21,7 +17,7 @@ describe('GET / (the sign-in page)', () => {
   });
 
   it('posts the credential and a double-submitted CSRF token to the gateway login callback', async () => {
-    const html = await (await fetch(`${idp.url}/`)).text();
+    const html = await (await fetch(`${idp().url}/`)).text();
 
     expect(html).toContain("call('POST', 'token'");
     expect(html).toContain("'g_csrf_token=' + csrfToken + '; path=/");
@@ -33,7 +29,7 @@ describe('GET / (the sign-in page)', () => {
   });
 
   it('allows exactly its own inline script through its Content-Security-Policy', async () => {
-    const response = await fetch(`${idp.url}/`);
+    const response = await fetch(`${idp().url}/`);
     const html = await response.text();
     const script = html.match(/<script>([\s\S]*)<\/script>/)?.[1] ?? '';
     const hash = createHash('sha256').update(script).digest('base64');

@@ -1,17 +1,12 @@
-import { requestJson } from '@platform/shared/testing';
-import { startDevIdp, type RunningDevIdp } from '../test/start-dev-idp';
+import { errorBody, requestJson, useRunning, validationErrorAt } from '@platform/shared/testing';
+import { startDevIdp } from '../test/start-dev-idp';
 import { subjectForEmail } from '../tokens';
 
 describe('POST /token', () => {
-  let idp: RunningDevIdp;
-
-  beforeAll(async () => {
-    idp = await startDevIdp();
-  });
-  afterAll(() => idp.close());
+  const idp = useRunning(startDevIdp);
 
   const postToken = (body: unknown, headers?: Record<string, string>) =>
-    requestJson(`${idp.url}/token`, { method: 'POST', body, headers });
+    requestJson(`${idp().url}/token`, { method: 'POST', body, headers });
   const claimsOf = (credential: string) =>
     JSON.parse(Buffer.from(credential.split('.')[1]!, 'base64url').toString('utf8'));
 
@@ -21,7 +16,7 @@ describe('POST /token', () => {
     expect(response.status).toBe(200);
     expect(Object.keys(response.body)).toEqual(['credential']);
     expect(claimsOf(response.body.credential)).toMatchObject({
-      aud: idp.clientId,
+      aud: idp().clientId,
       email: 'alan@example.com',
       name: 'Alan Turing',
       sub: subjectForEmail('alan@example.com'),
@@ -38,26 +33,20 @@ describe('POST /token', () => {
     const response = await postToken(body);
 
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      error: 'VALIDATION_ERROR',
-      message: expect.any(String),
-      details: expect.arrayContaining([{ path, message: expect.any(String) }]),
-    });
+    expect(response.body).toEqual(validationErrorAt(path));
   });
 
-  it('refuses a body that is not JSON with 400 INVALID_REQUEST', async () => {
-    const response = await postToken('email=a@example.com&name=A', {
-      'content-type': 'application/x-www-form-urlencoded',
-    });
+  it.each([
+    [
+      'a body that is not JSON',
+      'email=a@example.com&name=A',
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    ],
+    ['malformed JSON', '{"email":', undefined],
+  ])('refuses %s with 400 INVALID_REQUEST', async (_case, body, headers) => {
+    const response = await postToken(body, headers);
 
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
-  });
-
-  it('refuses malformed JSON with 400 INVALID_REQUEST', async () => {
-    const response = await postToken('{"email":');
-
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
+    expect(response.body).toEqual(errorBody('INVALID_REQUEST'));
   });
 });
