@@ -57,7 +57,7 @@ describe('Kafka through kafkajs (real broker)', () => {
       groupId: uniqueName('group'),
       topics: [topic],
       logger: testLogger(),
-      processed: mongoProcessedEvents(connection, 'test'),
+      connection,
       fromBeginning: false,
       handle: async (event) => {
         handled.push(event);
@@ -95,7 +95,7 @@ describe('Kafka through kafkajs (real broker)', () => {
       groupId: uniqueName('group'),
       topics: [topic],
       logger: testLogger(),
-      processed: mongoProcessedEvents(connection, 'test-malformed'),
+      connection,
       fromBeginning: false,
       handle: async (event) => {
         handled.push(event.eventId);

@@ -9,6 +9,7 @@ import {
 import type { Connection } from 'mongoose';
 import type { Logger } from 'pino';
 import { ALL_TOPICS, platformEvent, type PlatformEvent } from './events';
+import { Scheduler } from './scheduler';
 
 export interface KafkaOptions {
   brokers: string[];
@@ -74,21 +75,14 @@ export function createProducer(kafka: Kafka): Producer {
   });
 }
 
-/** Remembers which events a consumer has handled, so a re-delivered one is handled once. */
-export interface ProcessedEvents {
-  has(eventId: string): Promise<boolean>;
-  add(eventId: string): Promise<void>;
-  /** Forgets ids handled before `olderThan`. */
-  prune?(olderThan: Date): Promise<void>;
-  /** Creates what `has` and `prune` query by; called once when the consumer starts. */
-  ensureIndexes?(): Promise<void>;
-}
-
 /**
- * ProcessedEvents in the consumer's own MongoDB database; old entries are pruned by `prune()`,
- * which the consumer calls hourly.
+ * The events a consumer group has handled, so a re-delivered one is handled once: in the
+ * consuming service's own database, collection `processed_events`, `_id` = `<group id>:<event
+ * id>` (one name per consumer: its group id). Old entries are pruned by `prune()`, which the
+ * consumer schedules hourly.
  */
-export function mongoProcessedEvents(connection: Connection, consumer: string) {
+export function mongoProcessedEvents(connection: Connection, groupId: string) {
+  const consumer = groupId;
   const collection = connection.collection<{ _id: string; consumer: string; at: Date }>(
     'processed_events',
   );
@@ -109,7 +103,7 @@ export function mongoProcessedEvents(connection: Connection, consumer: string) {
     async ensureIndexes() {
       await collection.createIndex({ consumer: 1, at: 1 });
     },
-  } satisfies Required<ProcessedEvents>;
+  };
 }
 
 export interface EventConsumerOptions {
@@ -117,14 +111,12 @@ export interface EventConsumerOptions {
   groupId: string;
   topics: string[];
   logger: Logger;
-  processed: ProcessedEvents;
+  /** The service's own database: handled event ids are remembered there (mongoProcessedEvents). */
+  connection: Connection;
   handle: (event: PlatformEvent, topic: string) => Promise<void>;
   /** Where a brand-new consumer group starts. Default true: no event published before is lost. */
   fromBeginning?: boolean;
-  /**
-   * How long handled event ids are remembered (default 7 days, far beyond any redelivery).
-   * When `processed` can prune, older ids are pruned hourly.
-   */
+  /** How long handled event ids are remembered (default 7 days, far beyond any redelivery). */
   rememberEventsForMs?: number;
 }
 
@@ -162,7 +154,8 @@ export function consumerReady(consumer: Consumer): Promise<void> {
 
 export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
   const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
-  await options.processed.ensureIndexes?.();
+  const processed = mongoProcessedEvents(options.connection, options.groupId);
+  await processed.ensureIndexes();
   const consumer = options.kafka.consumer({
     groupId: options.groupId,
     allowAutoTopicCreation: false,
@@ -186,23 +179,24 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
         log.error({ topic, offset: message.offset, err }, 'skipping malformed event');
         return;
       }
-      if (await options.processed.has(event.eventId)) return;
+      if (await processed.has(event.eventId)) return;
       await options.handle(event, topic);
-      await options.processed.add(event.eventId);
+      await processed.add(event.eventId);
     },
   });
   await ready;
   log.info({ topics: options.topics }, 'consumer joined');
-  const prune = () =>
-    options.processed
-      .prune?.(new Date(Date.now() - (options.rememberEventsForMs ?? REMEMBER_EVENTS_MS)))
-      .catch((err: unknown) => log.warn({ err }, 'pruning handled event ids failed'));
-  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
-  pruneTimer.unref();
+  const housekeeping = new Scheduler(log);
+  housekeeping.every({
+    name: 'prune handled event ids',
+    everyMs: PRUNE_EVERY_MS,
+    run: () =>
+      processed.prune(new Date(Date.now() - (options.rememberEventsForMs ?? REMEMBER_EVENTS_MS))),
+  });
   return {
     consumer,
     stop: async () => {
-      clearInterval(pruneTimer);
+      await housekeeping.stop();
       await consumer.disconnect();
     },
   };

@@ -1,5 +1,12 @@
 import { Schema, type Connection } from 'mongoose';
-import { connectMongo, isDuplicateKeyError, parseObjectId, pingMongo, syncIndexes } from './mongo';
+import {
+  connectMongo,
+  defineModel,
+  isDuplicateKeyError,
+  parseObjectId,
+  pingMongo,
+  syncIndexes,
+} from './mongo';
 import { AppError } from './errors';
 import { testInfraUrls, testLogger, uniqueName } from './testing';
 
@@ -17,6 +24,7 @@ const widgetSchema = new Schema<Widget>({
   createdAt: { type: Date, default: () => new Date() },
 });
 widgetSchema.index({ owner: 1, name: 1 }, { unique: true });
+const widgetModel = defineModel<Widget>('Widget', widgetSchema, 'widgets');
 
 describe('MongoDB through mongoose (real server)', () => {
   let connection: Connection;
@@ -33,13 +41,28 @@ describe('MongoDB through mongoose (real server)', () => {
     await connection.close();
   });
 
+  it('registers a defined model once per connection, on the collection it names', async () => {
+    const other = await connectMongo({
+      url: testInfraUrls().mongoUrl,
+      dbName: uniqueName('shared_mongo_other'),
+      logger: testLogger(),
+    });
+    try {
+      expect(widgetModel(connection)).toBe(widgetModel(connection));
+      expect(widgetModel(other)).not.toBe(widgetModel(connection));
+      expect(widgetModel(other).collection.collectionName).toBe('widgets');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers a ping', async () => {
     await expect(pingMongo(connection)).resolves.toBeUndefined();
   });
 
   it('round-trips documents and rejects a duplicate on a unique index', async () => {
-    const Widget = connection.model<Widget>('Widget', widgetSchema);
-    await syncIndexes([Widget]);
+    const Widget = widgetModel(connection);
+    await syncIndexes({ widgets: Widget });
     const created = await Widget.create({ owner: 'a', name: 'gear', size: 3 });
     const found = await Widget.findById(created._id).lean();
     expect(found).toMatchObject({ owner: 'a', name: 'gear', size: 3 });
@@ -55,7 +78,7 @@ describe('MongoDB through mongoose (real server)', () => {
   });
 
   it('applies a conditional update only while its condition holds', async () => {
-    const Widget = connection.model<Widget>('Widget', widgetSchema);
+    const Widget = widgetModel(connection);
     const created = await Widget.create({ owner: 'c', name: 'cog', size: 1 });
     const first = await Widget.findOneAndUpdate(
       { _id: created._id, size: 1 },
@@ -73,7 +96,7 @@ describe('MongoDB through mongoose (real server)', () => {
 
   // FerretDB (the local stand-in) only uses its `_id` index with scripts/infra/ferretdb/patches/.
   it('finds by _id through the _id index, alone, with other conditions and with $in', async () => {
-    const Widget = connection.model<Widget>('Widget', widgetSchema);
+    const Widget = widgetModel(connection);
     const made = await Widget.insertMany(
       Array.from({ length: 300 }, (_, i) => ({ owner: 'idx', name: `w${i}`, size: i % 2 })),
     );

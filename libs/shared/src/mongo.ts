@@ -35,10 +35,28 @@ export async function pingMongo(connection: Connection): Promise<void> {
   await connection.db.admin().ping();
 }
 
-/** Creates each model's indexes (autoIndex is off so start-up decides when). */
+/**
+ * Declares a model once, beside its schema: `export const projectModel =
+ * defineModel<ProjectDocument>('Project', projectSchema, 'projects')`. The result registers it on
+ * a connection (the first call; later calls on that connection return the same model), so each
+ * process or test connection gets its own.
+ */
+export function defineModel<T>(name: string, schema: mongoose.Schema, collection: string) {
+  return (connection: Connection): mongoose.Model<T> =>
+    (connection.models[name] as mongoose.Model<T> | undefined) ??
+    // Typed by the caller: inferring it through model()'s generic overloads exhausts tsc's memory.
+    (connection.model(name, schema, collection) as unknown as mongoose.Model<T>);
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
-export async function syncIndexes(models: mongoose.Model<any>[]): Promise<void> {
-  for (const model of models) await model.createIndexes();
+type AnyModel = mongoose.Model<any>;
+
+/**
+ * Creates each model's indexes (autoIndex is off so start-up decides when): a service's models
+ * as its `models.ts` returns them, or a list.
+ */
+export async function syncIndexes(models: Record<string, AnyModel> | AnyModel[]): Promise<void> {
+  for (const model of Object.values(models)) await model.createIndexes();
 }
 
 export const isDuplicateKeyError = (err: unknown): boolean =>

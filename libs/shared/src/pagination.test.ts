@@ -1,5 +1,12 @@
 import { Types } from 'mongoose';
-import { afterCursorFilter, decodeCursor, encodeCursor, mapPage, parseCursor } from './pagination';
+import {
+  afterCursorFilter,
+  decodeCursor,
+  encodeCursor,
+  listResponse,
+  mapPage,
+  parseCursor,
+} from './pagination';
 import { AppError } from './errors';
 
 describe('cursor paging', () => {
@@ -39,5 +46,13 @@ describe('cursor paging', () => {
       nextCursor: 'c',
     });
     expect(mapPage({ items: [1] }, String)).toEqual({ items: ['1'] });
+  });
+
+  it('shapes a list response: items under their name, nextCursor only when a page follows', () => {
+    expect(listResponse('projects', { items: [1, 2], nextCursor: 'c' }, (n) => ({ n }))).toEqual({
+      projects: [{ n: 1 }, { n: 2 }],
+      nextCursor: 'c',
+    });
+    expect(listResponse('projects', { items: [] }, String)).toStrictEqual({ projects: [] });
   });
 });

@@ -115,3 +115,18 @@ export const mapPage = <T, U>(page: Page<T>, map: (item: T) => U): Page<U> => ({
   items: page.items.map(map),
   ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
 });
+
+/**
+ * A list response as the API shapes every list (contracts.md, Lists): the items under their
+ * plural name, mapped to their API shape, and `nextCursor` only when another page follows.
+ */
+export function listResponse<K extends string, T, U>(
+  key: K,
+  page: Page<T>,
+  map: (item: T) => U,
+): { [P in K]: U[] } & { nextCursor?: string } {
+  return {
+    [key]: page.items.map(map),
+    ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+  } as { [P in K]: U[] } & { nextCursor?: string };
+}

@@ -2,7 +2,6 @@ import type { Kafka } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import {
   TOPICS,
-  mongoProcessedEvents,
   startEventConsumer,
   type EventConsumer,
   type Logger,
@@ -32,7 +31,7 @@ export function startCleanupConsumer(options: CleanupConsumerOptions): Promise<E
     groupId: options.groupId,
     topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
     logger: options.logger,
-    processed: mongoProcessedEvents(options.connection, options.groupId),
+    connection: options.connection,
     fromBeginning: options.fromBeginning,
     handle: async (event: PlatformEvent) => {
       if (event.type === 'project.deleted') {

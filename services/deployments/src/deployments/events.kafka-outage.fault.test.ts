@@ -46,17 +46,13 @@ describe('status events while Kafka is down', () => {
 
     // From the beginning of the topic: the relay may publish before any new consumer is reading.
     const received: DeploymentStatusChangedEvent[] = [];
-    const seen = new Set<string>();
     consumer = await startEventConsumer({
       kafka: h.kafka,
       groupId: uniqueName('deployments-outage-test'),
       topics: [TOPICS.deploymentStatusChanged],
       logger: testLogger(),
       fromBeginning: true,
-      processed: {
-        has: async (eventId) => seen.has(eventId),
-        add: async (eventId) => void seen.add(eventId),
-      },
+      connection: h.connection,
       handle: async (event) => {
         if (event.type === 'deployment.status_changed' && event.deploymentId === id)
           received.push(event);

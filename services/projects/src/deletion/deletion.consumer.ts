@@ -1,7 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import type { Connection, Types } from 'mongoose';
 import {
-  mongoProcessedEvents,
   parseObjectId,
   startEventConsumer,
   TOPICS,
@@ -72,7 +71,7 @@ export async function startDeletionConsumer(
     groupId: options.groupId,
     topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
     logger,
-    processed: mongoProcessedEvents(options.connection, 'projects-deletion'),
+    connection: options.connection,
     fromBeginning: options.fromBeginning,
     handle: createDeletionHandler({
       projects: options.projects,

@@ -190,7 +190,7 @@ describe('the deletion consumer', () => {
       async () =>
         (await app.connection
           .collection('processed_events')
-          .countDocuments({ _id: `projects-deletion:${stray.eventId}` as never })) === 1,
+          .countDocuments({ _id: `${app.groupId}:${stray.eventId}` as never })) === 1,
       { timeoutMs: 15_000, what: 'the stray event to be handled' },
     );
     expect((await client.get(`/api/projects/${project.id}`)).status).toBe(200);

@@ -30,6 +30,8 @@ export interface TestApp {
   kafka: Kafka;
   relay: OutboxRelay;
   consumer?: EventConsumer;
+  /** The deletion consumer's group (it names the handled-event records). */
+  groupId: string;
   close(): Promise<void>;
 }
 
@@ -61,10 +63,11 @@ export async function startTestApp(options: { deletionConsumer?: boolean } = {})
   });
   relay.start();
 
+  const groupId = uniqueName('projects-test');
   const consumer = options.deletionConsumer
     ? await startDeletionConsumer({
         kafka,
-        groupId: uniqueName('projects-test'),
+        groupId,
         connection,
         projects: createProjectsRepository(models.projects, relay),
         services: createServicesRepository(models.services, relay),
@@ -98,6 +101,7 @@ export async function startTestApp(options: { deletionConsumer?: boolean } = {})
     kafka,
     relay,
     consumer,
+    groupId,
     async close() {
       await started.close();
       await consumer?.stop();

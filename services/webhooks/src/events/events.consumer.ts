@@ -2,7 +2,6 @@ import type { Kafka } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import {
   TOPICS,
-  mongoProcessedEvents,
   startEventConsumer,
   type EventConsumer,
   type Logger,
@@ -57,7 +56,7 @@ export function startWebhookConsumer(options: WebhookConsumerOptions): Promise<E
     groupId: options.groupId,
     topics: CONSUMED_TOPICS,
     logger: options.logger,
-    processed: mongoProcessedEvents(options.connection, 'webhooks'),
+    connection: options.connection,
     fromBeginning: options.fromBeginning,
     handle: webhookEventHandler(options),
   });

@@ -1,0 +1,68 @@
+import { createServer, type RequestListener } from 'node:http';
+import type { z } from 'zod';
+import { loadConfig } from './config';
+import { closeHttpServer, Lifecycle } from './lifecycle';
+import { createLogger, type Logger } from './logger';
+
+/** What a service's composition root receives: its parsed config and the process's parts. */
+export interface Runtime {
+  logger: Logger;
+  /** Everything the root opens registers its closer here, in the order it opened it. */
+  lifecycle: Lifecycle;
+}
+
+/** What a composition root returns: at least the HTTP app. */
+export interface Composed {
+  app: RequestListener;
+}
+
+export interface ServiceDefinition<S extends z.ZodTypeAny> {
+  /** Names the process in logs and metrics. */
+  name: string;
+  /** The environment schema (src/config.ts); its output must carry PORT and LOG_LEVEL. */
+  configSchema: S;
+  /** The service's composition root (src/compose.ts), the same one its tests call. */
+  compose: (config: z.infer<S>, runtime: Runtime) => Promise<Composed>;
+  /** Time for the whole graceful shutdown before the process exits anyway. */
+  shutdownTimeoutMs?: number;
+}
+
+/**
+ * Connections the kernel may hold for a process before it accepts them (Node's default is 511;
+ * the kernel caps it at net.core.somaxconn). A burst of new clients beyond the queue has its
+ * connection attempts dropped and retried after 1, 3, 7 s.
+ */
+const LISTEN_BACKLOG = 4096;
+
+/**
+ * The boot sequence every service's `main.ts` runs, so they all read the same way: config (every
+ * problem printed, exit 1) → logger → signals → the composition root (connections, app,
+ * consumers, each registering its closer) → listen → log. At SIGTERM the Lifecycle closes in
+ * reverse: the HTTP server first, so in-flight requests finish before what they use goes.
+ * A start that fails closes what was opened and exits 1.
+ */
+export function runService<S extends z.ZodTypeAny>(definition: ServiceDefinition<S>): void {
+  const config = loadConfig(definition.configSchema) as z.infer<S> & {
+    PORT: number;
+    LOG_LEVEL: string;
+  };
+  const logger = createLogger(definition.name, config.LOG_LEVEL);
+  const lifecycle = new Lifecycle(logger, definition.shutdownTimeoutMs);
+  lifecycle.handleSignals();
+
+  const start = async () => {
+    const { app } = await definition.compose(config, { logger, lifecycle });
+    const server = createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);
+    });
+    lifecycle.onShutdown('http server', () => closeHttpServer(server));
+    logger.info({ port: config.PORT }, `${definition.name} listening`);
+  };
+  start().catch(async (err: unknown) => {
+    logger.fatal({ err }, 'start-up failed');
+    await lifecycle.shutdown('start-up failed');
+    process.exit(1);
+  });
+}
