@@ -1,8 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { execFileSync } from 'node:child_process';
-import { waitFor } from '@platform/shared/testing';
-import { WebClient, waitForDeployment, type ApiResponse } from './support/client';
+import { waitFor, type JsonResponse } from '@platform/shared/testing';
+import { WebClient, waitForDeployment } from './support/client';
 
 type OpenApi = {
   paths: Record<string, Record<string, any>>;
@@ -38,7 +38,7 @@ describe('the OpenAPI document', () => {
   }
 
   /** Asserts that `res` is documented for the request and matches the documented schema. */
-  function expectDocumented(method: string, path: string, res: ApiResponse) {
+  function expectDocumented(method: string, path: string, res: JsonResponse) {
     const template = templateOf(path);
     const operation = doc.paths[template]![method.toLowerCase()];
     expect(operation).toBeDefined();

@@ -1,15 +1,9 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { signIdentity } from '@platform/shared';
-import { requestJson, uniqueName, waitFor } from '@platform/shared/testing';
+import { identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
 import { clientWithService } from '../support/fixtures';
-import {
-  E2E_INTERNAL_SECRET,
-  requireLocalStack,
-  startServiceProcess,
-  type ServiceProcess,
-} from '../support/stack';
+import { E2E_INTERNAL_SECRET, requireLocalStack, startKillableService } from '../support/stack';
 
 const PORT = 14103;
 
@@ -20,24 +14,15 @@ describe('the deployments pipeline killed mid-build', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pipeline-killed-'));
     // The first run of the build marks itself and hangs; a rerun finds the mark and succeeds.
     const build = `if [ -e ${dir}/started-$DEPLOYMENT_ID ]; then echo rerun; else touch ${dir}/started-$DEPLOYMENT_ID; echo first run; sleep 60; fi`;
-    const env = {
-      MONGO_DB: uniqueName('fault_deployments'),
-      // One group across the kill and the restart, as a real restart keeps it.
-      KAFKA_GROUP_ID: uniqueName('fault-deployments'),
+    const deployments = await startKillableService('deployments', PORT, {
       BUILD_COMMAND: build,
       DEPLOY_COMMAND: 'echo deployed',
       PIPELINE_LEASE_SECONDS: '2',
-    };
-    let deployments: ServiceProcess | undefined = await startServiceProcess(
-      'deployments',
-      PORT,
-      env,
-    );
+    });
     try {
       const { accountId, projectId, serviceId } = await clientWithService('Pipeline killed');
-      const headers = () => ({
-        'x-platform-identity': signIdentity(accountId, E2E_INTERNAL_SECRET),
-      });
+      // Signed at each request: a signed identity lives 60 s, less than this test may take.
+      const headers = () => identityHeaders(accountId, E2E_INTERNAL_SECRET);
       const base = `${deployments.url}/api/projects/${projectId}/services/${serviceId}/deployments`;
       const trigger = await requestJson(base, {
         method: 'POST',
@@ -51,8 +36,8 @@ describe('the deployments pipeline killed mid-build', () => {
         what: 'the build to start',
       });
 
-      await deployments.kill('SIGKILL');
-      deployments = await startServiceProcess('deployments', PORT, env);
+      await deployments.crash();
+      await deployments.restart();
 
       const done = await waitFor(
         async () => {
@@ -64,7 +49,7 @@ describe('the deployments pipeline killed mid-build', () => {
       expect(done.status).toBe('DEPLOYED');
       expect(done.logs).toContain('rerun');
     } finally {
-      await deployments?.kill('SIGTERM');
+      await deployments.stop();
     }
   });
 });

@@ -1,15 +1,8 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { signIdentity } from '@platform/shared';
-import { uniqueName, waitFor } from '@platform/shared/testing';
+import { identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
 import { waitForDeployment } from '../support/client';
 import { clientWithService } from '../support/fixtures';
-import {
-  E2E_INTERNAL_SECRET,
-  requireLocalStack,
-  startServiceProcess,
-  type ServiceProcess,
-} from '../support/stack';
+import { startReceiver } from '../support/receiver';
+import { E2E_INTERNAL_SECRET, requireLocalStack, startKillableService } from '../support/stack';
 
 const PORT = 14104;
 
@@ -19,45 +12,21 @@ describe('the webhooks service killed with deliveries pending', () => {
   it('delivers every pending event after a SIGKILL and a restart', async () => {
     // A receiver that refuses everything until told otherwise: deliveries pile up as retries.
     let accepting = false;
-    const accepted: { headers: IncomingHttpHeaders; body: any }[] = [];
-    let refused = 0;
-    const receiver = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c) => (raw += c));
-      req.on('end', () => {
-        if (!accepting) {
-          refused += 1;
-          res.writeHead(503).end();
-          return;
-        }
-        accepted.push({ headers: req.headers, body: JSON.parse(raw) });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-
-    const env = {
-      MONGO_DB: uniqueName('fault_webhooks'),
-      // One group across the kill and the restart, as a real restart keeps it.
-      KAFKA_GROUP_ID: uniqueName('fault-webhooks'),
+    const receiver = await startReceiver({ accepting: () => accepting });
+    const webhooks = await startKillableService('webhooks', PORT, {
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s',
       // An attempt cut off by the kill is retried once its lease (timeout + 30 s) runs out.
       WEBHOOK_TIMEOUT_MS: '2000',
-    };
-    let webhooks: ServiceProcess | undefined = await startServiceProcess('webhooks', PORT, env);
+    });
     try {
       const { client, accountId, projectId, deploymentsPath } =
         await clientWithService('Webhooks killed');
       // Subscribe on this instance directly, as the gateway would: with a signed identity.
-      const created = await fetch(`${webhooks.url}/api/projects/${projectId}/webhooks`, {
+      const created = await requestJson(`${webhooks.url}/api/projects/${projectId}/webhooks`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-platform-identity': signIdentity(accountId, E2E_INTERNAL_SECRET),
-        },
-        body: JSON.stringify({ url: receiverUrl }),
+        headers: identityHeaders(accountId, E2E_INTERNAL_SECRET),
+        body: { url: receiver.url },
       });
       expect(created.status).toBe(201);
 
@@ -66,16 +35,18 @@ describe('the webhooks service killed with deliveries pending', () => {
         ids.push((await client.post(deploymentsPath, { commitHash })).body.id);
       for (const id of ids)
         await waitForDeployment(client, `${deploymentsPath}/${id}`, ['DEPLOYED']);
-      await waitFor(() => refused >= 6, { timeoutMs: 90_000, what: 'six refused first attempts' });
+      await waitFor(() => receiver.refused() >= 6, {
+        timeoutMs: 90_000,
+        what: 'six refused first attempts',
+      });
 
-      await webhooks.kill('SIGKILL');
-      webhooks = undefined;
+      await webhooks.crash();
       accepting = true;
-      webhooks = await startServiceProcess('webhooks', PORT, env);
+      await webhooks.restart();
 
       const delivered = await waitFor(
         () => {
-          const mine = accepted.filter((w) => ids.includes(w.body.data?.deploymentId));
+          const mine = receiver.received.filter((w) => ids.includes(w.body.data?.deploymentId));
           return new Set(mine.map((w) => w.headers['webhook-id'])).size >= 6 ? mine : null;
         },
         { timeoutMs: 150_000, intervalMs: 250, what: 'all six events after the restart' },
@@ -85,8 +56,8 @@ describe('the webhooks service killed with deliveries pending', () => {
       );
       expect(changes.size).toBe(6);
     } finally {
-      await webhooks?.kill('SIGTERM');
-      await new Promise<void>((r) => receiver.close(() => r()));
+      await webhooks.stop();
+      await receiver.close();
     }
   }, 300_000);
 });

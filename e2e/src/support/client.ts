@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { waitFor } from '@platform/shared/testing';
+import { requestJson, waitFor } from '@platform/shared/testing';
 
 export const baseUrl = () => {
   const url = process.env.E2E_BASE_URL;
   if (!url) throw new Error('E2E_BASE_URL is not set (the e2e global setup sets it)');
   return url.replace(/\/$/, '');
 };
-
-export interface ApiResponse<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
 
 /**
  * A web client of the gateway: keeps its cookies like a browser does and speaks JSON. It signs
@@ -41,16 +35,10 @@ export class WebClient {
     if (this.cookies.size > 0) {
       sent.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     }
-    let payload: string | undefined;
-    if (body !== undefined) {
-      payload = JSON.stringify(body);
-      sent['content-type'] = 'application/json';
-    }
-    const response = await fetch(`${this.base}${path}`, {
+    const response = await requestJson<T>(`${this.base}${path}`, {
       method,
       headers: sent,
-      body: payload,
-      redirect: 'manual',
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';');
@@ -61,20 +49,7 @@ export class WebClient {
       if (expired) this.cookies.delete(name!.trim());
       else this.cookies.set(name!.trim(), value);
     }
-    const text = await response.text();
-    let parsed: unknown = null;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: parsed as T,
-    } satisfies ApiResponse<T>;
+    return response;
   }
 
   get = <T = any>(path: string) => this.request<T>('GET', path);

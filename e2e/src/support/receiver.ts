@@ -8,13 +8,23 @@ export interface ReceivedWebhook {
   body: any;
 }
 
-/** A webhook receiver on 127.0.0.1 that records every request and answers 204. */
-export async function startReceiver() {
+/**
+ * A webhook receiver on 127.0.0.1 that records every request it accepts and answers 204. While
+ * `accepting()` says no, it answers 503 instead and only counts the request as refused.
+ */
+export async function startReceiver(options: { accepting?: () => boolean } = {}) {
+  const accepting = options.accepting ?? (() => true);
   const received: ReceivedWebhook[] = [];
+  let refused = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (!accepting()) {
+        refused += 1;
+        res.writeHead(503).end();
+        return;
+      }
       const rawBody = Buffer.concat(chunks).toString('utf8');
       received.push({ headers: req.headers, rawBody, body: JSON.parse(rawBody) });
       res.writeHead(204).end();
@@ -25,6 +35,7 @@ export async function startReceiver() {
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
+    refused: () => refused,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -85,3 +85,32 @@ export async function startServiceProcess(
     },
   };
 }
+
+/**
+ * One more instance of a service that a test SIGKILLs (`crash`) and starts again (`restart`), on
+ * a database and a consumer group of its own that it keeps across the restart, as a real restart
+ * does. `stop` ends whichever instance runs.
+ */
+export async function startKillableService(
+  service: 'deployments' | 'webhooks',
+  port: number,
+  env: Record<string, string>,
+) {
+  const fullEnv = {
+    MONGO_DB: uniqueName(`fault_${service}`),
+    KAFKA_GROUP_ID: uniqueName(`fault-${service}`),
+    ...env,
+  };
+  let running: ServiceProcess | undefined = await startServiceProcess(service, port, fullEnv);
+  return {
+    url: running.url,
+    crash: async () => {
+      await running?.kill('SIGKILL');
+      running = undefined;
+    },
+    restart: async () => {
+      running = await startServiceProcess(service, port, fullEnv);
+    },
+    stop: async () => running?.kill('SIGTERM'),
+  };
+}
