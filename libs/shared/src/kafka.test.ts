@@ -42,6 +42,18 @@ describe('Kafka through kafkajs (real broker)', () => {
   const projectDeleted = (projectId: string) =>
     newEvent<ProjectDeletedEvent>({ type: 'project.deleted', accountId: 'acct-1', projectId });
 
+  /** A consumer of the test topic in a group of its own, from the topic's end. */
+  const consume = (handle: (event: PlatformEvent) => Promise<void>) =>
+    startEventConsumer({
+      kafka,
+      groupId: uniqueName('group'),
+      topics: [topic],
+      logger: testLogger(),
+      connection,
+      fromBeginning: false,
+      handle,
+    });
+
   it('creates topics idempotently', async () => {
     await expect(ensureTopics(kafka, [topic], 1)).resolves.toBeUndefined();
     const admin = kafka.admin();
@@ -52,17 +64,7 @@ describe('Kafka through kafkajs (real broker)', () => {
 
   it('delivers produced events to a consumer group and handles a re-delivered event once', async () => {
     const handled: PlatformEvent[] = [];
-    const consumer = await startEventConsumer({
-      kafka,
-      groupId: uniqueName('group'),
-      topics: [topic],
-      logger: testLogger(),
-      connection,
-      fromBeginning: false,
-      handle: async (event) => {
-        handled.push(event);
-      },
-    });
+    const consumer = await consume(async (event) => void handled.push(event));
     try {
       const first = projectDeleted('p1');
       const second = projectDeleted('p2');
@@ -90,17 +92,7 @@ describe('Kafka through kafkajs (real broker)', () => {
 
   it('skips a malformed message without blocking the ones after it', async () => {
     const handled: string[] = [];
-    const consumer = await startEventConsumer({
-      kafka,
-      groupId: uniqueName('group'),
-      topics: [topic],
-      logger: testLogger(),
-      connection,
-      fromBeginning: false,
-      handle: async (event) => {
-        handled.push(event.eventId);
-      },
-    });
+    const consumer = await consume(async (event) => void handled.push(event.eventId));
     try {
       const good = projectDeleted('p3');
       await producer.send({

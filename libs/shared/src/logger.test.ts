@@ -33,38 +33,37 @@ async function startLoggedApp(options?: HttpLoggerOptions) {
   return { server, levelOf };
 }
 
-type LoggedApp = Awaited<ReturnType<typeof startLoggedApp>>;
+type Level = keyof typeof LEVELS;
 
-describe('httpLogger', () => {
-  describe('by default', () => {
-    let app: LoggedApp;
+describe.each<{ setting: string; options?: HttpLoggerOptions; levels: [number, Level][] }>([
+  {
+    setting: 'by default',
+    levels: [
+      [200, 'info'],
+      [302, 'info'],
+      [404, 'warn'],
+      [503, 'error'],
+    ],
+  },
+  {
+    setting: 'with successLevel debug',
+    options: { successLevel: 'debug' },
+    levels: [
+      [204, 'debug'],
+      [304, 'debug'],
+      [429, 'warn'],
+      [500, 'error'],
+    ],
+  },
+])('httpLogger $setting', ({ options, levels }) => {
+  let app: Awaited<ReturnType<typeof startLoggedApp>>;
 
-    beforeAll(async () => {
-      app = await startLoggedApp();
-    });
-    afterAll(() => app.server.close());
-
-    it('logs 2xx and 3xx answers at info, 4xx at warn and 5xx at error', async () => {
-      expect(await app.levelOf(200)).toBe(LEVELS.info);
-      expect(await app.levelOf(302)).toBe(LEVELS.info);
-      expect(await app.levelOf(404)).toBe(LEVELS.warn);
-      expect(await app.levelOf(503)).toBe(LEVELS.error);
-    });
+  beforeAll(async () => {
+    app = await startLoggedApp(options);
   });
+  afterAll(() => app.server.close());
 
-  describe('with successLevel debug', () => {
-    let app: LoggedApp;
-
-    beforeAll(async () => {
-      app = await startLoggedApp({ successLevel: 'debug' });
-    });
-    afterAll(() => app.server.close());
-
-    it('logs 2xx and 3xx answers at debug and keeps 4xx at warn and 5xx at error', async () => {
-      expect(await app.levelOf(204)).toBe(LEVELS.debug);
-      expect(await app.levelOf(304)).toBe(LEVELS.debug);
-      expect(await app.levelOf(429)).toBe(LEVELS.warn);
-      expect(await app.levelOf(500)).toBe(LEVELS.error);
-    });
+  it.each(levels)('logs a %d answer at %s', async (status, level) => {
+    expect(await app.levelOf(status)).toBe(LEVELS[level]);
   });
 });

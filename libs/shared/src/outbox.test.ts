@@ -13,6 +13,8 @@ import {
 } from './outbox';
 import { collectMessages, testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
 
+type Collector = Awaited<ReturnType<typeof collectMessages>>;
+
 interface Thing {
   name: string;
   deletedAt?: Date;
@@ -61,9 +63,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     newEvent<ProjectDeletedEvent>({ type: 'project.deleted', accountId: 'acct-outbox', projectId });
 
   it('publishes events written with a change, in order, and empties the outbox', async () => {
-    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay();
-    try {
+    await withRelay({}, async (relay, collector) => {
       const thing = await Thing.create({ name: 'a' });
       const id = thing._id.toHexString();
       const events = [deletedEvent(id), deletedEvent(id)];
@@ -90,14 +90,26 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
         },
         { what: 'the outbox to empty' },
       );
-    } finally {
-      await relay.stop();
-      await collector.stop();
-    }
+    });
   });
 
   /** A relay that never runs: what a writer that crashed right after its write leaves. */
   const crashedWriter = () => newRelay();
+
+  /** Runs `body` with a relay (not yet started) and a collector of project.deleted; stops both. */
+  async function withRelay(
+    options: Partial<OutboxRelayOptions>,
+    body: (relay: OutboxRelay, collector: Collector) => Promise<void>,
+  ) {
+    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
+    const relay = newRelay(options);
+    try {
+      await body(relay, collector);
+    } finally {
+      await relay.stop();
+      await collector.stop();
+    }
+  }
 
   /** A document with one project.deleted event in its outbox, written through `writer`. */
   async function writePending(name: string, writer: OutboxWriter) {
@@ -130,9 +142,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     expect(kept?.outbox).toHaveLength(1);
     expect(kept?.outboxPending).toBe(true);
 
-    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay();
-    try {
+    await withRelay({}, async (relay, collector) => {
       // Its sweep at start finds the document the failed relay left pending.
       relay.start();
       const [message] = await collector.waitFor((m) => m.key === written.id);
@@ -141,16 +151,11 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
         async () => (await Thing.findById(written._id).lean())?.outboxPending === false,
         { what: 'the document to be acknowledged' },
       );
-    } finally {
-      await relay.stop();
-      await collector.stop();
-    }
+    });
   });
 
   it('publishes what its writers write at once, and leaves the rest to its periodic sweep', async () => {
-    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay({ sweepIntervalMs: 10 * 60_000 });
-    try {
+    await withRelay({ sweepIntervalMs: 10 * 60_000 }, async (relay, collector) => {
       // Found by the sweep at start: after it, only its own writes or the next sweep (10 min).
       const before = await writePending('before-start', crashedWriter());
       relay.start();
@@ -176,30 +181,20 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
       const second = await writePending('second-sentinel', relay);
       await collector.waitFor((m) => m.key === second.id);
       expect(collector.messages.filter((m) => m.key === named.id)).toHaveLength(1);
-    } finally {
-      await relay.stop();
-      await collector.stop();
-    }
+    });
   });
 
   it('finds what a crashed writer left with its periodic sweep', async () => {
-    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay({ sweepIntervalMs: 300 });
-    try {
+    await withRelay({ sweepIntervalMs: 300 }, async (relay, collector) => {
       relay.start();
       const written = await writePending('left-by-a-crashed-writer', crashedWriter());
       const [message] = await collector.waitFor((m) => m.key === written.id, 1, 10_000);
       expect(message!.value).toEqual(written.event);
-    } finally {
-      await relay.stop();
-      await collector.stop();
-    }
+    });
   });
 
   it('publishes every event of a document changed twice before it ran, in order, then empties it', async () => {
-    const collector = await collectMessages(kafka, [TOPICS.projectDeleted]);
-    const relay = newRelay({ sweepIntervalMs: 10 * 60_000 });
-    try {
+    await withRelay({ sweepIntervalMs: 10 * 60_000 }, async (relay, collector) => {
       const written = await writePending('busy', crashedWriter());
       // Another change of the same document while the first event is pending.
       const later = deletedEvent(written.id);
@@ -220,10 +215,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
         },
         { what: 'the outbox to empty' },
       );
-    } finally {
-      await relay.stop();
-      await collector.stop();
-    }
+    });
   });
 
   it('publishes at once a document written again while its first events go out', async () => {
