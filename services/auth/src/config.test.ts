@@ -1,27 +1,32 @@
 import { parseConfig } from '@platform/shared';
-import { authEnv } from './config';
+import { configSchema } from './config';
 
-const required = {
-  INTERNAL_SECRET: 'x'.repeat(32),
-  MONGO_URL: 'mongodb://127.0.0.1:27017',
-  GOOGLE_CLIENT_ID: 'client.apps.googleusercontent.com',
-};
+const parse = (env: Record<string, string | undefined> = {}) =>
+  parseConfig(configSchema, {
+    INTERNAL_SECRET: 'x'.repeat(32),
+    MONGO_URL: 'mongodb://127.0.0.1:27017',
+    GOOGLE_CLIENT_ID: 'client.apps.googleusercontent.com',
+    ...env,
+  });
 
 describe('auth config', () => {
   it('defaults to port 4001, the platform_auth database and Google’s own certificates', () => {
-    const config = parseConfig(authEnv, required);
+    const config = parse();
 
     expect(config).toMatchObject({ PORT: 4001, MONGO_DB: 'platform_auth' });
     expect(config.GOOGLE_CERTS_URL).toBeUndefined();
   });
 
-  it.each(['GOOGLE_CLIENT_ID', 'MONGO_URL', 'INTERNAL_SECRET'])('requires %s', (name) => {
-    expect(() => parseConfig(authEnv, { ...required, [name]: undefined })).toThrow(name);
-  });
-
-  it('refuses a certificates URL that is not a URL', () => {
-    expect(() => parseConfig(authEnv, { ...required, GOOGLE_CERTS_URL: 'certs' })).toThrow(
+  it.each([
+    ['without GOOGLE_CLIENT_ID', { GOOGLE_CLIENT_ID: undefined }, /GOOGLE_CLIENT_ID/],
+    ['without MONGO_URL', { MONGO_URL: undefined }, /MONGO_URL/],
+    ['without INTERNAL_SECRET', { INTERNAL_SECRET: undefined }, /INTERNAL_SECRET/],
+    [
+      'with a certificates URL that is not a URL',
+      { GOOGLE_CERTS_URL: 'certs' },
       /GOOGLE_CERTS_URL/,
-    );
+    ],
+  ])('refuses to start %s', (_case, env, message) => {
+    expect(() => parse(env)).toThrow(message);
   });
 });

@@ -1,7 +1,7 @@
 import { baseEnv, mongoEnv, portEnv } from '@platform/shared';
 import { z } from 'zod';
 
-export const authEnv = baseEnv.merge(mongoEnv).extend({
+export const configSchema = baseEnv.merge(mongoEnv).extend({
   PORT: portEnv(4001),
   /** The database this service owns. */
   MONGO_DB: z.string().min(1).default('platform_auth'),
@@ -11,4 +11,4 @@ export const authEnv = baseEnv.merge(mongoEnv).extend({
   GOOGLE_CERTS_URL: z.string().url().optional(),
 });
 
-export type AuthConfig = z.infer<typeof authEnv>;
+export type Config = z.infer<typeof configSchema>;

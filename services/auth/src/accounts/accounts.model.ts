@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema } from 'mongoose';
+import { defineModel } from '@platform/shared';
 
 export interface AccountDocument {
   /** Google's stable account id (the ID token's `sub`): the account's identity. */
@@ -17,13 +18,8 @@ const accountSchema = new Schema<AccountDocument>(
     createdAt: { type: Date, required: true },
     lastLoginAt: { type: Date, required: true },
   },
-  { collection: 'accounts', versionKey: false },
+  { versionKey: false },
 );
 accountSchema.index({ sub: 1 }, { unique: true });
 
-export function accountModel(connection: Connection): Model<AccountDocument> {
-  return (
-    (connection.models.Account as Model<AccountDocument> | undefined) ??
-    connection.model<AccountDocument>('Account', accountSchema)
-  );
-}
+export const accountModel = defineModel<AccountDocument>('Account', accountSchema, 'accounts');

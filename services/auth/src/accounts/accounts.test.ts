@@ -1,31 +1,24 @@
-import { randomBytes } from 'node:crypto';
 import { IDENTITY_HEADER, signIdentity } from '@platform/shared';
-import { identityHeaders, requestJson } from '@platform/shared/testing';
-import { postLogin, startAuth, type RunningAuth } from '../test/start-auth';
+import { errorBody, identityHeaders, requestJson, useRunning } from '@platform/shared/testing';
+import { postLogin, startAuth, uniqueSubject } from '../test/start-auth';
+
+const auth = useRunning(() => startAuth());
 
 describe('GET /api/accounts/me', () => {
-  let auth: RunningAuth;
-
-  beforeAll(async () => {
-    auth = await startAuth();
-  });
-  afterAll(() => auth.close());
-
   async function buildAccount(email = 'grace@example.com', name = 'Grace Hopper') {
-    const sub = `1${randomBytes(8).readBigUInt64BE().toString().padStart(20, '0')}`;
-    const response = await postLogin(auth, {
-      credential: auth.idp.mint({ sub, email, name }),
+    const response = await postLogin(auth(), {
+      credential: auth().idp.mint({ sub: uniqueSubject(), email, name }),
       csrfToken: 'csrf-value',
     });
     return response.body as { id: string; email: string; name: string };
   }
 
   const getMe = (headers: Record<string, string> = {}) =>
-    requestJson(`${auth.url}/api/accounts/me`, { headers });
+    requestJson(`${auth().url}/api/accounts/me`, { headers });
 
   it('returns the account of the identity with exactly id, email, name and createdAt', async () => {
     const account = await buildAccount('grace@example.com', 'Grace Hopper');
-    const stored = await auth.accounts.findById(account.id).lean();
+    const stored = await auth().accounts.findById(account.id).lean();
 
     const response = await getMe(identityHeaders(account.id));
 
@@ -42,10 +35,7 @@ describe('GET /api/accounts/me', () => {
     const response = await getMe();
 
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({
-      error: 'UNAUTHORIZED',
-      message: expect.stringMatching(/login is required/i),
-    });
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
   });
 
   it('answers 401 to an identity signed with another secret', async () => {
@@ -66,20 +56,13 @@ describe('GET /api/accounts/me', () => {
     const response = await getMe(identityHeaders(accountId));
 
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
   });
 });
 
 describe('auth health', () => {
-  let auth: RunningAuth;
-
-  beforeAll(async () => {
-    auth = await startAuth();
-  });
-  afterAll(() => auth.close());
-
   it('answers /readyz without an identity once MongoDB answers', async () => {
-    const response = await requestJson(`${auth.url}/readyz`);
+    const response = await requestJson(`${auth().url}/readyz`);
 
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ status: 'ok', checks: { mongo: 'ok' } });

@@ -7,12 +7,16 @@ export interface LoggedInAccount {
   name: string;
 }
 
-/** Exchanges a verified Google ID token for the account it names, creating it the first time. */
-export async function logIn(
-  credential: string,
-  deps: { verifyIdToken: VerifyGoogleIdToken; accounts: AccountsRepository },
-): Promise<LoggedInAccount> {
-  const profile = await deps.verifyIdToken(credential);
-  const account = await deps.accounts.upsertBySubject(profile);
-  return { id: account.id, email: account.email, name: account.name };
+export class LoginService {
+  constructor(
+    private readonly verifyIdToken: VerifyGoogleIdToken,
+    private readonly accounts: AccountsRepository,
+  ) {}
+
+  /** Exchanges a verified Google ID token for the account it names, creating it the first time. */
+  async logIn(credential: string): Promise<LoggedInAccount> {
+    const profile = await this.verifyIdToken(credential);
+    const account = await this.accounts.upsertBySubject(profile);
+    return { id: account.id, email: account.email, name: account.name };
+  }
 }

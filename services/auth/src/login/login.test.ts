@@ -1,31 +1,32 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { startTestServer } from '@platform/shared/testing';
+import {
+  errorBody,
+  startTestServer,
+  useRunning,
+  validationErrorAt,
+} from '@platform/shared/testing';
 import { createSigningKey, mintIdToken } from '../../../../tools/dev-idp/src/tokens';
-import { postLogin, startAuth, type RunningAuth } from '../test/start-auth';
+import { postLogin, startAuth, uniqueSubject } from '../test/start-auth';
 
 const csrf = () => randomBytes(16).toString('hex');
-const uniqueSub = () =>
-  `1${BigInt(`0x${randomBytes(8).toString('hex')}`)
-    .toString()
-    .padStart(20, '0')}`;
 
 describe('POST /api/accounts/google-auth-login-callback', () => {
-  let auth: RunningAuth;
-
-  beforeAll(async () => {
-    auth = await startAuth();
-  });
-  afterAll(() => auth.close());
+  const auth = useRunning(() => startAuth());
 
   const validCredential = (claims: { sub?: string; email?: string; name?: string } = {}) =>
-    auth.idp.mint({ sub: uniqueSub(), email: 'ada@example.com', name: 'Ada Lovelace', ...claims });
+    auth().idp.mint({
+      sub: uniqueSubject(),
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+      ...claims,
+    });
 
   it('creates the account at the first login and answers exactly {id, email, name}', async () => {
-    const sub = uniqueSub();
+    const sub = uniqueSubject();
     const before = Date.now();
 
-    const response = await postLogin(auth, {
+    const response = await postLogin(auth(), {
       credential: validCredential({ sub, email: 'ada@example.com', name: 'Ada Lovelace' }),
       csrfToken: csrf(),
     });
@@ -36,38 +37,38 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
       email: 'ada@example.com',
       name: 'Ada Lovelace',
     });
-    const stored = await auth.accounts.findOne({ sub }).lean();
+    const stored = await auth().accounts.findOne({ sub }).lean();
     expect(stored).toMatchObject({ email: 'ada@example.com', name: 'Ada Lovelace' });
     expect(stored?._id.toHexString()).toBe(response.body.id);
     expect(stored?.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
 
   it('logs the same Google subject into the same account and refreshes its e-mail and name', async () => {
-    const sub = uniqueSub();
-    const first = await postLogin(auth, {
+    const sub = uniqueSubject();
+    const first = await postLogin(auth(), {
       credential: validCredential({ sub, email: 'old@example.com', name: 'Old Name' }),
       csrfToken: csrf(),
     });
-    const createdAt = (await auth.accounts.findOne({ sub }).lean())?.createdAt;
+    const createdAt = (await auth().accounts.findOne({ sub }).lean())?.createdAt;
 
-    const second = await postLogin(auth, {
+    const second = await postLogin(auth(), {
       credential: validCredential({ sub, email: 'new@example.com', name: 'New Name' }),
       csrfToken: csrf(),
     });
 
     expect(second.status).toBe(200);
     expect(second.body).toEqual({ id: first.body.id, email: 'new@example.com', name: 'New Name' });
-    const stored = await auth.accounts.find({ sub }).lean();
+    const stored = await auth().accounts.find({ sub }).lean();
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ email: 'new@example.com', name: 'New Name', createdAt });
   });
 
   it('keeps a single account when eight first logins of a subject race each other', async () => {
-    const sub = uniqueSub();
+    const sub = uniqueSubject();
 
     const responses = await Promise.all(
       Array.from({ length: 8 }, () =>
-        postLogin(auth, { credential: validCredential({ sub }), csrfToken: csrf() }),
+        postLogin(auth(), { credential: validCredential({ sub }), csrfToken: csrf() }),
       ),
     );
 
@@ -80,16 +81,16 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
         name: 'Ada Lovelace',
       });
     }
-    const stored = await auth.accounts.find({ sub }).lean();
+    const stored = await auth().accounts.find({ sub }).lean();
     expect(stored).toHaveLength(1);
     expect(stored[0]?._id.toHexString()).toBe(first!.body.id);
   });
 
   it('accepts the issuer written without its scheme, as Google also issues it', async () => {
-    const sub = uniqueSub();
+    const sub = uniqueSubject();
 
-    const response = await postLogin(auth, {
-      credential: auth.idp.mint(
+    const response = await postLogin(auth(), {
+      credential: auth().idp.mint(
         { sub, email: 'ada@example.com', name: 'Ada' },
         { issuer: 'accounts.google.com' },
       ),
@@ -97,30 +98,33 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     });
 
     expect(response.status).toBe(200);
-    expect(await auth.accounts.countDocuments({ sub })).toBe(1);
+    expect(await auth().accounts.countDocuments({ sub })).toBe(1);
   });
 
   describe('rejects a credential that is not a valid Google ID token for this client', () => {
     const claims = (sub: string) => ({ sub, email: 'mallory@example.com', name: 'Mallory' });
     const cases: [string, (sub: string) => string][] = [
-      ['expired', (sub) => auth.idp.mint(claims(sub), { expired: true })],
-      ['for another audience', (sub) => auth.idp.mint(claims(sub), { audience: 'another-client' })],
+      ['expired', (sub) => auth().idp.mint(claims(sub), { expired: true })],
+      [
+        'for another audience',
+        (sub) => auth().idp.mint(claims(sub), { audience: 'another-client' }),
+      ],
       [
         'from another issuer',
-        (sub) => auth.idp.mint(claims(sub), { issuer: 'https://evil.example' }),
+        (sub) => auth().idp.mint(claims(sub), { issuer: 'https://evil.example' }),
       ],
       [
         'signed by another key under the same kid',
         (sub) =>
-          mintIdToken(createSigningKey(auth.idp.key.kid), claims(sub), {
-            audience: auth.idp.clientId,
+          mintIdToken(createSigningKey(auth().idp.key.kid), claims(sub), {
+            audience: auth().idp.clientId,
           }),
       ],
       [
         'signed by an unknown key',
-        (sub) => mintIdToken(createSigningKey(), claims(sub), { audience: auth.idp.clientId }),
+        (sub) => mintIdToken(createSigningKey(), claims(sub), { audience: auth().idp.clientId }),
       ],
-      ['unsigned (alg none)', (sub) => auth.idp.mint(claims(sub), { algNone: true })],
+      ['unsigned (alg none)', (sub) => auth().idp.mint(claims(sub), { algNone: true })],
       ['garbage', () => 'not-a-token'],
       ['three segments of garbage', () => 'abc.def.ghi'],
     ];
@@ -128,54 +132,37 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     it.each(cases)(
       'answers 401 UNAUTHORIZED to a token %s and creates no account',
       async (_case, make) => {
-        const sub = uniqueSub();
+        const sub = uniqueSubject();
 
-        const response = await postLogin(auth, { credential: make(sub), csrfToken: csrf() });
+        const response = await postLogin(auth(), { credential: make(sub), csrfToken: csrf() });
 
         expect(response.status).toBe(401);
-        expect(response.body).toEqual({
-          error: 'UNAUTHORIZED',
-          message: expect.stringMatching(/login is required/i),
-        });
-        expect(await auth.accounts.countDocuments({ sub })).toBe(0);
+        expect(response.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
+        expect(await auth().accounts.countDocuments({ sub })).toBe(0);
       },
     );
   });
 
-  it('answers 403 CSRF_FAILED when the token does not match the g_csrf_token cookie', async () => {
-    const sub = uniqueSub();
+  it.each([
+    ['the token does not match the g_csrf_token cookie', csrf(), undefined],
+    ['the g_csrf_token cookie is missing', null, /g_csrf_token/],
+  ])('answers 403 CSRF_FAILED when %s', async (_case, cookie, message) => {
+    const sub = uniqueSubject();
 
     const response = await postLogin(
-      auth,
+      auth(),
       { credential: validCredential({ sub }), csrfToken: csrf() },
-      csrf(),
+      cookie,
     );
 
     expect(response.status).toBe(403);
-    expect(response.body).toEqual({ error: 'CSRF_FAILED', message: expect.any(String) });
-    expect(await auth.accounts.countDocuments({ sub })).toBe(0);
-  });
-
-  it('answers 403 CSRF_FAILED when the g_csrf_token cookie is missing', async () => {
-    const sub = uniqueSub();
-
-    const response = await postLogin(
-      auth,
-      { credential: validCredential({ sub }), csrfToken: csrf() },
-      null,
-    );
-
-    expect(response.status).toBe(403);
-    expect(response.body).toEqual({
-      error: 'CSRF_FAILED',
-      message: expect.stringMatching(/g_csrf_token/),
-    });
-    expect(await auth.accounts.countDocuments({ sub })).toBe(0);
+    expect(response.body).toEqual(errorBody('CSRF_FAILED', message));
+    expect(await auth().accounts.countDocuments({ sub })).toBe(0);
   });
 
   it('checks the CSRF token before the credential', async () => {
     const response = await postLogin(
-      auth,
+      auth(),
       { credential: 'not-a-token', csrfToken: csrf() },
       csrf(),
     );
@@ -189,49 +176,39 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     ['a missing credential', { csrfToken: 'y' }, 'credential'],
     ['a non-string csrfToken', { credential: 'x', csrfToken: { $ne: '' } }, 'csrfToken'],
   ])('answers 400 VALIDATION_ERROR to a body with %s', async (_case, body, path) => {
-    const response = await postLogin(auth, body, 'y');
+    const response = await postLogin(auth(), body, 'y');
 
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({
-      error: 'VALIDATION_ERROR',
-      message: expect.any(String),
-      details: expect.arrayContaining([{ path, message: expect.any(String) }]),
-    });
+    expect(response.body).toEqual(validationErrorAt(path));
   });
 
   it('answers 400 INVALID_REQUEST to a body that is not JSON', async () => {
-    const response = await fetch(`${auth.url}/api/accounts/google-auth-login-callback`, {
+    const response = await fetch(`${auth().url}/api/accounts/google-auth-login-callback`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'g_csrf_token=y' },
       body: 'credential=x&csrfToken=y',
     });
 
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      error: 'INVALID_REQUEST',
-      message: expect.any(String),
-    });
+    expect(await response.json()).toEqual(errorBody('INVALID_REQUEST'));
   });
 });
 
 describe('login while the certificate endpoint does not answer', () => {
-  let auth: RunningAuth;
-
-  beforeAll(async () => {
+  const auth = useRunning(async () => {
     const gone = await startTestServer((_req: IncomingMessage, res: ServerResponse) => res.end());
     await gone.close();
-    auth = await startAuth({ certsUrl: `${gone.url}/oauth2/v1/certs` });
+    return startAuth({ certsUrl: `${gone.url}/oauth2/v1/certs` });
   });
-  afterAll(() => auth.close());
 
   it('answers 503 SERVICE_UNAVAILABLE rather than rejecting a valid credential', async () => {
-    const sub = uniqueSub();
-    const token = auth.idp.mint({ sub, email: 'ada@example.com', name: 'Ada' });
+    const sub = uniqueSubject();
+    const token = auth().idp.mint({ sub, email: 'ada@example.com', name: 'Ada' });
 
-    const response = await postLogin(auth, { credential: token, csrfToken: 'same' }, 'same');
+    const response = await postLogin(auth(), { credential: token, csrfToken: 'same' }, 'same');
 
     expect(response.status).toBe(503);
-    expect(response.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
-    expect(await auth.accounts.countDocuments({ sub })).toBe(0);
+    expect(response.body).toEqual(errorBody('SERVICE_UNAVAILABLE'));
+    expect(await auth().accounts.countDocuments({ sub })).toBe(0);
   });
 });

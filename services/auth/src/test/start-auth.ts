@@ -1,63 +1,49 @@
-import type { Connection } from 'mongoose';
-import { connectMongo, createMetrics, syncIndexes } from '@platform/shared';
+import { randomBytes } from 'node:crypto';
+import { CSRF_COOKIE, Lifecycle, parseConfig } from '@platform/shared';
 import {
-  TEST_INTERNAL_SECRET,
   requestJson,
   startTestServer,
-  testInfraUrls,
+  testEnv,
   testLogger,
   uniqueName,
 } from '@platform/shared/testing';
 import { startDevIdp, type RunningDevIdp } from '../../../../tools/dev-idp/src/test/start-dev-idp';
-import { accountModel } from '../accounts/accounts.model';
-import { createApp } from '../app';
-import { createGoogleIdTokenVerifier } from '../login/google-id-token';
+import { compose } from '../compose';
+import { configSchema } from '../config';
 import { LOGIN_PATH } from '../login/login.routes';
+import type { Models } from '../models';
 
 export interface RunningAuth {
   url: string;
   idp: RunningDevIdp;
-  connection: Connection;
-  accounts: ReturnType<typeof accountModel>;
+  accounts: Models['accounts'];
   close(): Promise<void>;
 }
 
 /**
- * The auth app on an ephemeral port with its own database, verifying tokens against a dev-idp
- * started beside it (or against `certsUrl` when given).
+ * The auth service as main.ts composes it, on an ephemeral port with a database of its own,
+ * verifying tokens against a dev-idp started beside it (or against `certsUrl` when given).
  */
 export async function startAuth(options: { certsUrl?: string } = {}): Promise<RunningAuth> {
   const logger = testLogger('auth');
+  const lifecycle = new Lifecycle(logger);
   const idp = await startDevIdp();
-  const connection = await connectMongo({
-    url: testInfraUrls().mongoUrl,
-    dbName: uniqueName('auth'),
-    logger,
+  lifecycle.onShutdown('dev-idp', () => idp.close());
+  const config = parseConfig(configSchema, {
+    ...testEnv(),
+    MONGO_DB: uniqueName('auth_test'),
+    GOOGLE_CLIENT_ID: idp.clientId,
+    GOOGLE_CERTS_URL: options.certsUrl ?? idp.certsUrl,
   });
-  const accounts = accountModel(connection);
-  await syncIndexes([accounts]);
-  const app = createApp({
-    logger,
-    metrics: createMetrics('auth'),
-    connection,
-    internalSecret: TEST_INTERNAL_SECRET,
-    verifyIdToken: createGoogleIdTokenVerifier({
-      clientId: idp.clientId,
-      certsUrl: options.certsUrl ?? idp.certsUrl,
-    }),
-  });
+  const { app, connection, models } = await compose(config, { logger, lifecycle });
+  lifecycle.onShutdown('test database', () => connection.dropDatabase());
   const server = await startTestServer(app);
+  lifecycle.onShutdown('test server', () => server.close());
   return {
     url: server.url,
     idp,
-    connection,
-    accounts,
-    close: async () => {
-      await server.close();
-      await connection.dropDatabase();
-      await connection.close();
-      await idp.close();
-    },
+    accounts: models.accounts,
+    close: () => lifecycle.shutdown('test over'),
   };
 }
 
@@ -73,6 +59,10 @@ export function postLogin(
   return requestJson(`${auth.url}${LOGIN_PATH}`, {
     method: 'POST',
     body,
-    headers: csrfCookie == null ? {} : { cookie: `g_csrf_token=${csrfCookie}` },
+    headers: csrfCookie == null ? {} : { cookie: `${CSRF_COOKIE}=${csrfCookie}` },
   });
 }
+
+/** A Google subject no other test uses: 21 digits, as Google's are. */
+export const uniqueSubject = () =>
+  `1${randomBytes(8).readBigUInt64BE().toString().padStart(20, '0')}`;
