@@ -1,6 +1,6 @@
 import { mongo } from 'mongoose';
 import { describeError, errorCode, openTestDatabase, type TestDatabase } from './support/database';
-import { race, Violations } from './support/race';
+import { race, Violations, type ContenderWrite } from './support/race';
 
 /**
  * Upserts racing on a key under a unique index (an account's first login, a queue entry) leave
@@ -13,6 +13,12 @@ const CONTENDERS = 8;
 const TIMEOUT_MS = 60_000;
 
 type Keyed = { _id: mongo.ObjectId; key: string; createdBy: number; createdAt: Date };
+
+/** What a contender's answer tells besides whether it inserted. */
+interface Report {
+  saw(id: string): void;
+  wrong(what: string): void;
+}
 
 describe('Concurrent upserts on a key under a unique index', () => {
   let db: TestDatabase;
@@ -47,94 +53,94 @@ describe('Concurrent upserts on a key under a unique index', () => {
     }
   }
 
+  /**
+   * ROUNDS keys, each upserted by CONTENDERS connections in the same tick, with `upsert` sending
+   * `{key}` and `{$setOnInsert: {createdBy: <contender>, createdAt}}`. A contender may fail
+   * with code 11000 and nothing else; `inserted` reads from its answer whether it inserted, and
+   * reports the document it saw and anything wrong with the answer. Exactly one must insert
+   * (`insertersDo` says how an inserter answers, for the report), and one document be stored.
+   */
+  async function raceUpserts<R>(
+    name: string,
+    upsert: ContenderWrite<Keyed, R>,
+    inserted: (answer: R, key: string, report: Report) => boolean,
+    insertersDo: string,
+  ) {
+    const collections = await setUp(name);
+    const violations = new Violations();
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const key = `key-${round}`;
+      const results = await race(
+        collections.map(
+          (c, i) => () =>
+            upsert(c, { key }, { $setOnInsert: { createdBy: i, createdAt: new Date() } }),
+        ),
+      );
+      const seen = new Set<string>();
+      let inserters = 0;
+      results.forEach((r, i) => {
+        if (r.status === 'rejected') {
+          if (errorCode(r.reason) !== 11000) {
+            violations.add(round, `contender ${i} failed: ${describeError(r.reason)}`);
+          }
+          return;
+        }
+        const report: Report = {
+          saw: (id) => seen.add(id),
+          wrong: (what) => violations.add(round, `contender ${i} ${what}`),
+        };
+        if (inserted(r.value, key, report)) inserters++;
+      });
+      if (inserters !== 1) violations.add(round, `${inserters} contenders ${insertersDo}`);
+      await checkStored(name, round, key, seen, violations);
+    }
+    expect(violations.report()).toEqual(violations.none);
+  }
+
   test(
     `of ${CONTENDERS} concurrent findOneAndUpdate({key}, {$setOnInsert}, {upsert: true, new: true}) per key, ${ROUNDS} keys: one document per key, exactly one contender inserted it, every other one got it back or failed with code 11000`,
-    async () => {
-      const name = 'find_one_and_update_upserts';
-      const collections = await setUp(name);
-      const violations = new Violations();
-
-      for (let round = 0; round < ROUNDS; round++) {
-        const key = `key-${round}`;
-        const results = await race(
-          collections.map(
-            (c, i) => () =>
-              c.findOneAndUpdate(
-                { key },
-                { $setOnInsert: { createdBy: i, createdAt: new Date() } },
-                { upsert: true, returnDocument: 'after', includeResultMetadata: true },
-              ),
-          ),
-        );
-        const seen = new Set<string>();
-        let inserted = 0;
-        results.forEach((r, i) => {
-          if (r.status === 'rejected') {
-            if (errorCode(r.reason) !== 11000) {
-              violations.add(round, `contender ${i} failed: ${describeError(r.reason)}`);
-            }
-            return;
-          }
-          const doc = r.value.value;
+    () =>
+      raceUpserts(
+        'find_one_and_update_upserts',
+        (c, filter, update) =>
+          c.findOneAndUpdate(filter, update, {
+            upsert: true,
+            returnDocument: 'after',
+            includeResultMetadata: true,
+          }),
+        (answer, key, { saw, wrong }) => {
+          const doc = answer.value;
           if (!doc || doc.key !== key) {
-            violations.add(round, `contender ${i} got back ${JSON.stringify(doc)}`);
-            return;
+            wrong(`got back ${JSON.stringify(doc)}`);
+            return false;
           }
-          seen.add(doc._id.toHexString());
-          if (r.value.lastErrorObject?.updatedExisting === false) inserted++;
-        });
-        if (inserted !== 1) violations.add(round, `${inserted} contenders report an insert`);
-        await checkStored(name, round, key, seen, violations);
-      }
-      expect(violations.report()).toEqual(violations.none);
-    },
+          saw(doc._id.toHexString());
+          return answer.lastErrorObject?.updatedExisting === false;
+        },
+        'report an insert',
+      ),
     TIMEOUT_MS,
   );
 
   test(
     `of ${CONTENDERS} concurrent updateOne({key}, {$setOnInsert}, {upsert: true}) per key, ${ROUNDS} keys: one document per key, exactly one contender reports upsertedCount 1, every other one matched it or failed with code 11000`,
-    async () => {
-      const name = 'update_one_upserts';
-      const collections = await setUp(name);
-      const violations = new Violations();
-
-      for (let round = 0; round < ROUNDS; round++) {
-        const key = `key-${round}`;
-        const results = await race(
-          collections.map(
-            (c, i) => () =>
-              c.updateOne(
-                { key },
-                { $setOnInsert: { createdBy: i, createdAt: new Date() } },
-                { upsert: true },
-              ),
-          ),
-        );
-        const seen = new Set<string>();
-        let inserted = 0;
-        results.forEach((r, i) => {
-          if (r.status === 'rejected') {
-            if (errorCode(r.reason) !== 11000) {
-              violations.add(round, `contender ${i} failed: ${describeError(r.reason)}`);
-            }
-            return;
+    () =>
+      raceUpserts(
+        'update_one_upserts',
+        (c, filter, update) => c.updateOne(filter, update, { upsert: true }),
+        (answer, _key, { saw, wrong }) => {
+          if (answer.upsertedCount === 1) {
+            if (answer.upsertedId) saw(answer.upsertedId.toHexString());
+            return true;
           }
-          const { upsertedCount, upsertedId, matchedCount } = r.value;
-          if (upsertedCount === 1) {
-            inserted++;
-            if (upsertedId) seen.add(upsertedId.toHexString());
-          } else if (matchedCount !== 1) {
-            violations.add(
-              round,
-              `contender ${i} neither inserted nor matched: ${JSON.stringify(r.value)}`,
-            );
+          if (answer.matchedCount !== 1) {
+            wrong(`neither inserted nor matched: ${JSON.stringify(answer)}`);
           }
-        });
-        if (inserted !== 1) violations.add(round, `${inserted} contenders report upsertedCount 1`);
-        await checkStored(name, round, key, seen, violations);
-      }
-      expect(violations.report()).toEqual(violations.none);
-    },
+          return false;
+        },
+        'report upsertedCount 1',
+      ),
     TIMEOUT_MS,
   );
 });

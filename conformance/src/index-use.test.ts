@@ -2,7 +2,7 @@ import { Schema, type Model, type mongo } from 'mongoose';
 import { syncIndexes } from '@platform/shared';
 import { describePlan, expectIndexServed, explainPlan, type ProductListQuery } from './plan';
 import { openTestDatabase, type TestDatabase } from './support/database';
-import { NEWEST_FIRST, after, makeListed, newestFirst, type Listed } from './support/keyset';
+import { NEWEST_FIRST, after, newestFirst, storeListed, type Listed } from './support/keyset';
 
 /**
  * The keyset pages of keyset-paging.test.ts are one index range read at any depth (contracts.md,
@@ -23,14 +23,7 @@ describe('The server serves keyset list pages from their index', () => {
 
   beforeAll(async () => {
     db = await openTestDatabase('conformance_plans');
-    documents = makeListed(300, 7);
-    listed = db.db.collection<Listed>('listed');
-    listedByStatus = db.db.collection<Listed>('listed_by_status');
-    // One index per collection, so which one serves a query is not the planner's choice.
-    await listed.createIndex({ serviceId: 1, createdAt: -1, _id: -1 });
-    await listedByStatus.createIndex({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
-    await listed.insertMany(documents.map((d) => ({ ...d })));
-    await listedByStatus.insertMany(documents.map((d) => ({ ...d })));
+    ({ documents, listed, listedByStatus } = await storeListed(db.db, 300, 7));
     const svcA = documents.filter((d) => d.serviceId === 'svc-a').sort(newestFirst);
     middle = svcA[Math.floor(svcA.length / 2)]!;
   });
@@ -83,16 +76,8 @@ describe('The server serves keyset list pages from their index', () => {
   });
 
   describe('from a mongoose model, as product-queries.test.ts will use it', () => {
-    interface Deployment {
-      serviceId: string;
-      status: string;
-      createdAt: Date;
-    }
-    const schema = new Schema<Deployment>({
-      serviceId: { type: String, required: true },
-      status: { type: String, required: true },
-      createdAt: { type: Date, required: true },
-    });
+    type Deployment = Omit<Listed, '_id'>;
+    const schema = new Schema<Deployment>({ serviceId: String, status: String, createdAt: Date });
     schema.index({ serviceId: 1, createdAt: -1, _id: -1 });
     let Deployments: Model<Deployment>;
 

@@ -1,6 +1,6 @@
 import type { mongo } from 'mongoose';
 import { openTestDatabase, type TestDatabase } from './support/database';
-import { SERVICES, makeListed, newestFirst, pageThrough, type Listed } from './support/keyset';
+import { SERVICES, newestFirst, pageThrough, storeListed, type Listed } from './support/keyset';
 
 /**
  * Keyset paging newest first (libs/shared/src/pagination.ts): `find({serviceId, $or: [{createdAt:
@@ -49,14 +49,7 @@ describe('Keyset paging newest first over a compound index', () => {
 
   beforeAll(async () => {
     db = await openTestDatabase('conformance_keyset');
-    documents = makeListed(DOCUMENTS, 20260101);
-    listed = db.db.collection<Listed>('listed');
-    listedByStatus = db.db.collection<Listed>('listed_by_status');
-    await listed.createIndex({ serviceId: 1, createdAt: -1, _id: -1 });
-    await listedByStatus.createIndex({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
-    // In _id order, which is random with respect to createdAt: storage order is no sort order.
-    await listed.insertMany(documents.map((d) => ({ ...d })));
-    await listedByStatus.insertMany(documents.map((d) => ({ ...d })));
+    ({ documents, listed, listedByStatus } = await storeListed(db.db, DOCUMENTS, 20260101));
   }, TIMEOUT_MS);
   afterAll(() => db?.drop());
 

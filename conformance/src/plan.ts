@@ -157,12 +157,39 @@ export function summarizePlan(raw: mongo.Document): PlanSummary {
   if (planner?.winningPlan) return summarizeMongoPlan(raw, planner.winningPlan as mongo.Document);
   const rows = sqlitePlanRows(planner);
   if (rows.length > 0) return summarizeSqlitePlan(raw, rows);
-  return {
-    usesIndex: false,
+  return summary(raw, 'unknown', [], {
+    indexRead: false,
     indexNames: [],
+    wholeRead: false,
     fullIndexScan: false,
-    engine: 'unknown',
-    stages: [],
+  });
+}
+
+/**
+ * What both readers find: whether an index is read and which, whether the whole collection is
+ * read anywhere (a COLLSCAN, a bare table SCAN), whether an index is read without bounds.
+ */
+interface Reads {
+  indexRead: boolean;
+  indexNames: string[];
+  wholeRead: boolean;
+  fullIndexScan: boolean;
+}
+
+/** Index-served: some index is read, and nowhere the whole collection. */
+function summary(
+  raw: mongo.Document,
+  engine: PlanSummary['engine'],
+  stages: string[],
+  { indexRead, indexNames, wholeRead, fullIndexScan }: Reads,
+): PlanSummary {
+  return {
+    usesIndex: indexRead && !wholeRead,
+    indexName: indexNames[0],
+    indexNames,
+    fullIndexScan,
+    engine,
+    stages,
     raw,
   };
 }
@@ -189,16 +216,12 @@ function summarizeMongoPlan(raw: mongo.Document, winningPlan: mongo.Document): P
     for (const value of Object.values(node)) walk(value);
   };
   walk(winningPlan);
-  const readsIndex = stages.some((s) => INDEX_STAGES.has(s));
-  return {
-    usesIndex: readsIndex && !collectionScan,
-    indexName: indexNames[0],
+  return summary(raw, 'mongodb', stages, {
+    indexRead: stages.some((s) => INDEX_STAGES.has(s)),
     indexNames,
+    wholeRead: collectionScan,
     fullIndexScan,
-    engine: 'mongodb',
-    stages,
-    raw,
-  };
+  });
 }
 
 /** An IXSCAN's bounds, `{field: ['[MinKey, MaxKey]']}`, that restrict nothing. */
@@ -263,15 +286,12 @@ function summarizeSqlitePlan(raw: mongo.Document, rows: string[]): PlanSummary {
       tableScan = true;
     }
   }
-  return {
-    usesIndex: indexRead && !tableScan,
-    indexName: indexNames[0],
+  return summary(raw, 'sqlite', rows, {
+    indexRead,
     indexNames,
+    wholeRead: tableScan,
     fullIndexScan,
-    engine: 'sqlite',
-    stages: rows,
-    raw,
-  };
+  });
 }
 
 function fromQuery(query: ExplainableQuery): { collection: mongo.Collection; shape: FindShape } {

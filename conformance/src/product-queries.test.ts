@@ -1,20 +1,19 @@
-import { Types, type Connection, type Model } from 'mongoose';
+import { Types, type FilterQuery, type Model } from 'mongoose';
 import {
   afterCursorFilter,
-  connectMongo,
   NEWEST_FIRST,
   syncIndexes,
+  writeWithoutRelay,
   type CursorPosition,
 } from '@platform/shared';
-import { testInfraUrls, testLogger, uniqueName } from '@platform/shared/testing';
 import { deploymentModels } from '@platform/deployments/dist/deployments/deployments.model';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { createProjectModel } from '@platform/projects/dist/projects/projects.model';
 import { createServiceModel } from '@platform/projects/dist/services/services.model';
 import { deliveryModel } from '@platform/webhooks/dist/deliveries/deliveries.model';
 import { webhookModel } from '@platform/webhooks/dist/webhooks/webhooks.model';
-import { writeWithoutRelay } from '@platform/shared';
 import { expectIndexServed, type ProductListQuery } from './plan';
+import { openTestDatabase, type TestDatabase } from './support/database';
 
 /**
  * Every list and every work-finding query the product sends is served by an index, on whatever
@@ -26,7 +25,7 @@ import { expectIndexServed, type ProductListQuery } from './plan';
  * pinned is that an index bounds the read (no collection scan, no whole-index scan).
  */
 describe('The product’s list and work queries are served by their indexes', () => {
-  let connection: Connection;
+  let db: TestDatabase;
   const id = () => new Types.ObjectId().toHexString();
   const accountId = id();
   const projectId = id();
@@ -43,11 +42,8 @@ describe('The product’s list and work queries are served by their indexes', ()
   let Delivery: Model<unknown>;
 
   beforeAll(async () => {
-    connection = await connectMongo({
-      url: testInfraUrls().mongoUrl,
-      dbName: uniqueName('conformance_product'),
-      logger: testLogger(),
-    });
+    db = await openTestDatabase('conformance_product');
+    const { connection } = db;
     models = deploymentModels(connection);
     Project = createProjectModel(connection) as unknown as Model<unknown>;
     Service = createServiceModel(connection) as unknown as Model<unknown>;
@@ -56,38 +52,34 @@ describe('The product’s list and work queries are served by their indexes', ()
     // An index is planned only for a collection that exists: syncIndexes creates both.
     await syncIndexes([...Object.values(models), Project, Service, Webhook, Delivery]);
   });
-  afterAll(async () => {
-    await connection?.dropDatabase();
-    await connection?.close();
-  });
+  afterAll(() => db?.drop());
 
   const ref = () => ({ accountId, projectId, serviceId });
   const deploymentsList = (statuses?: ('FAILED' | 'CANCELLED')[]) =>
     new DeploymentsRepository(models, writeWithoutRelay).listFilter(ref(), statuses);
+
+  /** A list page as findPage sends it: the filter, newest first, a page's worth. */
+  const firstPage = <T>(model: Model<T>, filter: FilterQuery<T>) =>
+    model.find(filter).sort(NEWEST_FIRST).limit(PAGE);
+  /** The same, after a cursor. */
+  const deepPage = <T>(model: Model<T>, filter: FilterQuery<T>) =>
+    firstPage(model, { ...filter, ...deep() });
 
   const cases = (): ProductListQuery[] => [
     // services/deployments: DeploymentsRepository.listInService (findPage)
     {
       name: "a service's deployments, first page",
       index: 'serviceId_1_createdAt_-1__id_-1',
-      query: () => models.deployments.find(deploymentsList()).sort(NEWEST_FIRST).limit(PAGE),
+      query: () => firstPage(models.deployments, deploymentsList()),
     },
     {
       name: "a service's deployments, a deep page",
       index: 'serviceId_1_createdAt_-1__id_-1',
-      query: () =>
-        models.deployments
-          .find({ ...deploymentsList(), ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(models.deployments, deploymentsList()),
     },
     {
       name: "a service's deployments of some statuses, a deep page",
-      query: () =>
-        models.deployments
-          .find({ ...deploymentsList(['FAILED', 'CANCELLED']), ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(models.deployments, deploymentsList(['FAILED', 'CANCELLED'])),
     },
     // services/deployments: PipelineRepository.claimNext
     {
@@ -108,35 +100,23 @@ describe('The product’s list and work queries are served by their indexes', ()
     // services/projects: named-documents listLive
     {
       name: "an account's projects, a deep page",
-      query: () =>
-        Project.find({ accountId, deletedAt: null, ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(Project, { accountId, deletedAt: null }),
     },
     {
       name: "a project's services, a deep page",
       index: 'projectId_1_accountId_1_deletedAt_1_createdAt_-1__id_-1',
-      query: () =>
-        Service.find({ projectId, accountId, deletedAt: null, ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(Service, { projectId, accountId, deletedAt: null }),
     },
     // services/webhooks: WebhooksRepository list, DeliveriesRepository list and claimDue
     {
       name: "a project's webhooks, a deep page",
       index: 'projectId_1_createdAt_-1__id_-1',
-      query: () =>
-        Webhook.find({ projectId, ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(Webhook, { projectId }),
     },
     {
       name: "a webhook's deliveries, a deep page",
       index: 'webhookId_1_createdAt_-1__id_-1',
-      query: () =>
-        Delivery.find({ webhookId, ...deep() })
-          .sort(NEWEST_FIRST)
-          .limit(PAGE),
+      query: () => deepPage(Delivery, { webhookId }),
     },
     {
       name: 'the delivery worker’s next due delivery',

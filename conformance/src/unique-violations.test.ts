@@ -30,6 +30,8 @@ const projectSchema = new Schema<Project>({
 });
 projectSchema.index({ accountId: 1, nameKey: 1 }, { unique: true });
 
+const takeAdasEmail = { $set: { email: 'ada@example.com' } };
+
 /** 11000 when the write fails with it; otherwise what happened instead, for the failure message. */
 async function codeOf(write: Promise<unknown>): Promise<unknown> {
   try {
@@ -73,62 +75,43 @@ describe('A write that breaks a unique index', () => {
     ]);
   }
 
-  test('an insert of a duplicate key fails with code 11000', async () => {
-    expect(await codeOf(Accounts.create({ email: 'ada@example.com', handle: 'eve' }))).toBe(11000);
-    expect(
-      await codeOf(Accounts.collection.insertOne({ email: 'bob@example.com', handle: 'eve' })),
-    ).toBe(11000);
-    await expectUnchanged();
-  });
-
-  test('updateOne with $set to a taken key fails with code 11000 and changes nothing', async () => {
-    expect(
-      await codeOf(Accounts.updateOne({ handle: 'bob' }, { $set: { email: 'ada@example.com' } })),
-    ).toBe(11000);
-    await expectUnchanged();
-  });
-
-  test('findOneAndUpdate with $set to a taken key fails with code 11000 and changes nothing', async () => {
-    expect(
-      await codeOf(
-        Accounts.findOneAndUpdate(
-          { handle: 'bob' },
-          { $set: { email: 'ada@example.com' } },
-          { new: true },
-        ),
-      ),
-    ).toBe(11000);
-    await expectUnchanged();
-  });
-
-  test('replaceOne with a taken key fails with code 11000 and changes nothing', async () => {
-    expect(
-      await codeOf(
-        Accounts.replaceOne({ handle: 'bob' }, { email: 'ada@example.com', handle: 'bob' }),
-      ),
-    ).toBe(11000);
-    await expectUnchanged();
-  });
-
-  test('an upsert that inserts a taken key fails with code 11000 and inserts nothing', async () => {
-    expect(
-      await codeOf(
-        Accounts.updateOne(
-          { handle: 'eve' },
-          { $set: { email: 'ada@example.com' } },
-          { upsert: true },
-        ),
-      ),
-    ).toBe(11000);
-    expect(
-      await codeOf(
-        Accounts.findOneAndUpdate(
-          { handle: 'eve' },
-          { $set: { email: 'bob@example.com' } },
-          { upsert: true, new: true },
-        ),
-      ),
-    ).toBe(11000);
+  // Each write would give Bob's document Ada's e-mail, or add one with a taken e-mail.
+  test.each([
+    {
+      name: 'an insert of a duplicate key fails with code 11000',
+      writes: [
+        () => Accounts.create({ email: 'ada@example.com', handle: 'eve' }),
+        () => Accounts.collection.insertOne({ email: 'bob@example.com', handle: 'eve' }),
+      ],
+    },
+    {
+      name: 'updateOne with $set to a taken key fails with code 11000 and changes nothing',
+      writes: [() => Accounts.updateOne({ handle: 'bob' }, takeAdasEmail)],
+    },
+    {
+      name: 'findOneAndUpdate with $set to a taken key fails with code 11000 and changes nothing',
+      writes: [() => Accounts.findOneAndUpdate({ handle: 'bob' }, takeAdasEmail, { new: true })],
+    },
+    {
+      name: 'replaceOne with a taken key fails with code 11000 and changes nothing',
+      writes: [
+        () => Accounts.replaceOne({ handle: 'bob' }, { email: 'ada@example.com', handle: 'bob' }),
+      ],
+    },
+    {
+      name: 'an upsert that inserts a taken key fails with code 11000 and inserts nothing',
+      writes: [
+        () => Accounts.updateOne({ handle: 'eve' }, takeAdasEmail, { upsert: true }),
+        () =>
+          Accounts.findOneAndUpdate(
+            { handle: 'eve' },
+            { $set: { email: 'bob@example.com' } },
+            { upsert: true, new: true },
+          ),
+      ],
+    },
+  ])('$name', async ({ writes }) => {
+    for (const write of writes) expect(await codeOf(write())).toBe(11000);
     await expectUnchanged();
   });
 

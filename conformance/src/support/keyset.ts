@@ -34,6 +34,24 @@ export function makeListed(count: number, seed: number, distinctTimes = 25): Lis
   }));
 }
 
+/**
+ * `count` documents of makeListed stored twice: in `listed` under a service's list index
+ * `{serviceId, createdAt: -1, _id: -1}`, and in `listed_by_status` under the list by status
+ * `{serviceId, status, createdAt: -1, _id: -1}`. One index per collection, so which one serves a
+ * query is not the planner's choice. Inserted in _id order, which is random with respect to
+ * createdAt: storage order is no sort order.
+ */
+export async function storeListed(db: mongo.Db, count: number, seed: number) {
+  const documents = makeListed(count, seed);
+  const listed = db.collection<Listed>('listed');
+  const listedByStatus = db.collection<Listed>('listed_by_status');
+  await listed.createIndex({ serviceId: 1, createdAt: -1, _id: -1 });
+  await listedByStatus.createIndex({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
+  await listed.insertMany(documents.map((d) => ({ ...d })));
+  await listedByStatus.insertMany(documents.map((d) => ({ ...d })));
+  return { documents, listed, listedByStatus };
+}
+
 /** The order NEWEST_FIRST defines, computed here: createdAt descending, then _id descending. */
 export function newestFirst(a: Listed, b: Listed): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();

@@ -1,3 +1,5 @@
+import type { mongo } from 'mongoose';
+
 /**
  * Starts every contender in the same tick and waits for all of them, failures included: a race's
  * result is what each contender was told.
@@ -47,3 +49,13 @@ export async function raceAlternately<A, B>(
   const [rb, ra] = await race<A | B>([b, a]);
   return [ra as PromiseSettledResult<A>, rb as PromiseSettledResult<B>];
 }
+
+/**
+ * One contender's write in a race: the filter and update every contender sends alike, through
+ * its own connection's `collection`.
+ */
+export type ContenderWrite<T extends mongo.Document, R> = (
+  collection: mongo.Collection<T>,
+  filter: mongo.Filter<T>,
+  update: mongo.UpdateFilter<T>,
+) => Promise<R>;
