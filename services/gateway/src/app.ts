@@ -12,7 +12,7 @@ import {
   type Logger,
   type Metrics,
 } from '@platform/shared';
-import type { GatewayConfig } from './config';
+import type { Config } from './config';
 import { devIdpProxy } from './dev/dev-idp.proxy';
 import { loginRouter, logoutRouter } from './login/login.routes';
 import { openApiRouter } from './openapi/openapi.routes';
@@ -22,7 +22,7 @@ import { checkOrigin } from './security/origin';
 import { renewSession, requireSession, sessions } from './sessions/sessions';
 
 export interface GatewayDeps {
-  config: GatewayConfig;
+  config: Config;
   redis: Redis;
   logger: Logger;
   metrics: Metrics;
@@ -106,8 +106,8 @@ export function createApp({
   );
   app.use(
     '/api',
-    requireSession({ absoluteTtlMs: config.SESSION_ABSOLUTE_TTL * 1000, secureCookie }),
-    renewSession({ renewAfterMs: config.SESSION_RENEW_AFTER * 1000 }),
+    requireSession({ absoluteTtlMs: config.SESSION_ABSOLUTE_TTL, secureCookie }),
+    renewSession({ renewAfterMs: config.SESSION_RENEW_AFTER }),
   );
   app.use(logoutRouter({ secureCookie }));
   app.use('/api', requireJsonBody, jsonBody());

@@ -1,28 +1,5 @@
-import { baseEnv, booleanEnv, commaList } from '@platform/shared';
+import { baseEnv, booleanEnv, commaList, durationEnv } from '@platform/shared';
 import { z } from 'zod';
-
-const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
-
-/** `30d`, `12h`, `90m`, `45s` or plain seconds → seconds. */
-export function parseDurationSeconds(text: string): number | null {
-  const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
-  if (!match) return null;
-  const unit = (match[2] || 's') as keyof typeof UNIT_SECONDS;
-  return Number(match[1]) * UNIT_SECONDS[unit];
-}
-
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((text, ctx) => {
-      const seconds = parseDurationSeconds(text);
-      if (!seconds) {
-        ctx.addIssue({ code: 'custom', message: 'must be a duration such as 30d, 12h or 3600' });
-        return z.NEVER;
-      }
-      return seconds;
-    });
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const port = z.coerce.number().int().min(0).max(65535);
@@ -36,7 +13,7 @@ const origin = z
   .url()
   .transform((url) => new URL(url).origin);
 
-export const gatewayEnv = baseEnv
+export const configSchema = baseEnv
   .extend({
     /** The gateway's port; PORT is read when GATEWAY_PORT is unset; default 8080. */
     GATEWAY_PORT: port.optional(),
@@ -46,13 +23,13 @@ export const gatewayEnv = baseEnv
     REDIS_PREFIX: z.string().default('gateway:'),
     /** Signs the session cookie. */
     SESSION_SECRET: z.string().min(32, 'must be at least 32 characters'),
-    /** No session outlives this, however active (contracts.md: default 30 days). */
-    SESSION_ABSOLUTE_TTL: duration('30d'),
+    /** No session outlives this, however active (contracts.md: default 30 days); in ms. */
+    SESSION_ABSOLUTE_TTL: durationEnv('30d'),
     /**
      * How far an active session's expiry may fall behind a fresh 7-day one before a request
-     * renews it (a Redis write and a new cookie); at most 1 day, default 10 minutes.
+     * renews it (a Redis write and a new cookie); at most 1 day, default 10 minutes; in ms.
      */
-    SESSION_RENEW_AFTER: duration('10m').pipe(z.number().max(86_400, 'must be at most 1d')),
+    SESSION_RENEW_AFTER: durationEnv('10m', { max: '1d' }),
     /** Secure cookies; always on when NODE_ENV=production. Behind TLS termination, set TRUST_PROXY_HOPS. */
     COOKIE_SECURE: booleanEnv(false),
     /** How many proxies in front of the gateway to trust for the client IP and protocol. */
@@ -94,4 +71,4 @@ export const gatewayEnv = baseEnv
     }),
   );
 
-export type GatewayConfig = z.infer<typeof gatewayEnv>;
+export type Config = z.infer<typeof configSchema>;

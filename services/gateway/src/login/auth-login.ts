@@ -1,17 +1,10 @@
-import { CSRF_COOKIE, REQUEST_ID_HEADER, serviceUnavailable } from '@platform/shared';
+import { serialize } from 'cookie';
+import { CSRF_COOKIE, REQUEST_ID_HEADER, readCookie, serviceUnavailable } from '@platform/shared';
 
 export const LOGIN_PATH = '/api/accounts/google-auth-login-callback';
 export const LOGOUT_PATH = '/api/accounts/logout';
 
 const LOGIN_TIMEOUT_MS = 10_000;
-
-/** The first `name=value` pair of cookie `name`, as sent; no other cookie leaves the gateway. */
-export function pickCookie(header: string | undefined, name: string): string | undefined {
-  return header
-    ?.split(';')
-    .map((pair) => pair.trim())
-    .find((pair) => pair.startsWith(`${name}=`));
-}
 
 export interface AuthAnswer {
   status: number;
@@ -31,8 +24,9 @@ export async function forwardLogin(
     accept: 'application/json',
     [REQUEST_ID_HEADER]: request.requestId,
   };
-  const csrfCookie = pickCookie(request.cookieHeader, CSRF_COOKIE);
-  if (csrfCookie) headers.cookie = csrfCookie;
+  // The CSRF cookie alone, as auth will read it; no other cookie leaves the gateway.
+  const csrfToken = readCookie(request.cookieHeader, CSRF_COOKIE);
+  if (csrfToken !== undefined) headers.cookie = serialize(CSRF_COOKIE, csrfToken);
   let response: Response;
   let body: unknown;
   try {

@@ -1,21 +1,17 @@
-import { Agent } from 'node:http';
-import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { createMetrics, parseConfig } from '@platform/shared';
+import { CSRF_COOKIE, Lifecycle, parseConfig, readCookie } from '@platform/shared';
 import {
-  TEST_INTERNAL_SECRET,
   requestJson,
   startTestServer,
-  testInfraUrls,
+  testEnv,
   testLogger,
   uniqueName,
   type JsonResponse,
 } from '@platform/shared/testing';
-import { createApp } from '../app';
-import { gatewayEnv, type GatewayConfig } from '../config';
+import { compose } from '../compose';
+import { configSchema, type Config } from '../config';
 import { LOGIN_PATH } from '../login/auth-login';
 import type { Upstream } from '../proxy/upstreams';
-import { createRedis, redisReady } from '../redis/redis';
 import { SESSION_COOKIE } from '../sessions/sessions';
 import { GOOD_CREDENTIAL, startStubService, type StubService } from './stubs';
 
@@ -31,7 +27,7 @@ export interface GatewayRequest {
 
 export interface TestGateway {
   url: string;
-  config: GatewayConfig;
+  config: Config;
   redis: Redis;
   stubs: Record<Upstream, StubService>;
   /** The Redis key of a session id. */
@@ -57,35 +53,31 @@ export function sessionCookieOf(response: {
 }): { cookie: string; sessionId: string } | null {
   const setCookie = response.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
   if (!setCookie) return null;
-  const cookie = setCookie.split(';')[0]!;
-  const value = decodeURIComponent(cookie.slice(SESSION_COOKIE.length + 1));
-  return { cookie, sessionId: value.slice(2, value.lastIndexOf('.')) };
+  const value = readCookie(setCookie, SESSION_COOKIE)!;
+  return { cookie: setCookie.split(';')[0]!, sessionId: value.slice(2, value.lastIndexOf('.')) };
 }
 
 /**
- * A gateway app on an ephemeral port in front of four recording stub services, with its own
- * Redis key prefix. `env` overrides the configuration (limits, upstream URLs...).
+ * The gateway as main.ts composes it, on an ephemeral port in front of four recording stub
+ * services, with its own Redis key prefix. `env` overrides the configuration (limits, upstream
+ * URLs...).
  */
 export async function startGateway(
   env: Record<string, string> = {},
   options: { redisUrl?: string; openApiFile?: string } = {},
 ): Promise<TestGateway> {
   const logger = testLogger('gateway');
-  const [auth, projects, deployments, webhooks] = await Promise.all(
-    ['auth', 'projects', 'deployments', 'webhooks'].map(startStubService),
-  );
-  const stubs = {
-    auth: auth!,
-    projects: projects!,
-    deployments: deployments!,
-    webhooks: webhooks!,
-  };
+  const lifecycle = new Lifecycle(logger);
+  const upstreams: Upstream[] = ['auth', 'projects', 'deployments', 'webhooks'];
+  const stubs = Object.fromEntries(
+    await Promise.all(upstreams.map(async (name) => [name, await startStubService(name)])),
+  ) as Record<Upstream, StubService>;
+  for (const stub of Object.values(stubs)) lifecycle.onShutdown(stub.name, () => stub.close());
   const prefix = `${uniqueName('gw')}:`;
-  const config = parseConfig(gatewayEnv, {
-    NODE_ENV: 'test',
-    INTERNAL_SECRET: TEST_INTERNAL_SECRET,
+  const config = parseConfig(configSchema, {
+    ...testEnv(),
+    ...(options.redisUrl && { REDIS_URL: options.redisUrl }),
     SESSION_SECRET: TEST_SESSION_SECRET,
-    REDIS_URL: options.redisUrl ?? testInfraUrls().redisUrl,
     REDIS_PREFIX: prefix,
     AUTH_URL: stubs.auth.url,
     PROJECTS_URL: stubs.projects.url,
@@ -95,26 +87,11 @@ export async function startGateway(
     LOGIN_RATE_LIMIT_PER_MINUTE: '10000',
     ...env,
   });
-  const redis = createRedis(config.REDIS_URL, logger);
-  await redisReady(redis);
-  const agent = new Agent({ keepAlive: true });
-  const app = createApp({
+  const { app, redis } = await compose(
     config,
-    redis,
-    logger,
-    metrics: createMetrics('gateway'),
-    upstreamAgent: agent,
-    openApiFile: options.openApiFile ?? join(__dirname, 'no-such-openapi.json'),
-  });
-  const server = await startTestServer(app);
-
-  const request = (path: string, init: GatewayRequest = {}) =>
-    requestJson(`${server.url}${path}`, {
-      method: init.method,
-      body: init.body,
-      headers: { ...init.headers, ...(init.cookie && { cookie: init.cookie }) },
-    });
-
+    { logger, lifecycle },
+    { openApiFile: options.openApiFile },
+  );
   const keys = async (pattern: string) => {
     const found: string[] = [];
     let cursor = '0';
@@ -125,6 +102,21 @@ export async function startGateway(
     } while (cursor !== '0');
     return found;
   };
+
+  lifecycle.onShutdown('test keys', async () => {
+    if (redis.status !== 'ready') return;
+    const leftovers = await keys('*');
+    if (leftovers.length > 0) await redis.del(...leftovers);
+  });
+  const server = await startTestServer(app);
+  lifecycle.onShutdown('test server', () => server.close());
+
+  const request = (path: string, init: GatewayRequest = {}) =>
+    requestJson(`${server.url}${path}`, {
+      method: init.method,
+      body: init.body,
+      headers: { ...init.headers, ...(init.cookie && { cookie: init.cookie }) },
+    });
 
   return {
     url: server.url,
@@ -139,7 +131,7 @@ export async function startGateway(
       const response = await request(LOGIN_PATH, {
         method: 'POST',
         body: { credential: init.credential ?? GOOD_CREDENTIAL, csrfToken: csrf },
-        headers: { cookie: [`g_csrf_token=${csrf}`, init.cookie].filter(Boolean).join('; ') },
+        headers: { cookie: [`${CSRF_COOKIE}=${csrf}`, init.cookie].filter(Boolean).join('; ') },
       });
       const session = sessionCookieOf(response);
       if (response.status !== 200 || !session) {
@@ -147,15 +139,6 @@ export async function startGateway(
       }
       return { response, ...session };
     },
-    async close() {
-      await server.close();
-      if (redis.status === 'ready') {
-        const leftovers = await keys('*');
-        if (leftovers.length > 0) await redis.del(...leftovers);
-      }
-      redis.disconnect();
-      agent.destroy();
-      await Promise.all(Object.values(stubs).map((stub) => stub.close()));
-    },
+    close: () => lifecycle.shutdown('test over'),
   };
 }

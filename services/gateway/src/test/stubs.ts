@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type Request, type Response } from 'express';
-import { IDENTITY_HEADER, verifyIdentity } from '@platform/shared';
+import { CSRF_COOKIE, IDENTITY_HEADER, readCookie, verifyIdentity } from '@platform/shared';
 import { TEST_INTERNAL_SECRET, startTestServer, type TestServer } from '@platform/shared/testing';
 
 export interface ReceivedRequest {
@@ -32,16 +32,10 @@ export const STUB_PATHS = {
   hang: '/api/projects/stub-hang',
 };
 
-const readCookie = (req: Request, name: string) =>
-  req.headers.cookie
-    ?.split(';')
-    .map((pair) => pair.trim().split('='))
-    .find(([key]) => key === name)?.[1];
-
 /** Answers like auth's login callback: a known credential and a matching CSRF cookie pass. */
 function stubLogin(req: Request, res: Response) {
   const body = JSON.parse(req.body as string) as { credential?: string; csrfToken?: string };
-  if (!body.csrfToken || body.csrfToken !== readCookie(req, 'g_csrf_token')) {
+  if (!body.csrfToken || body.csrfToken !== readCookie(req.headers.cookie, CSRF_COOKIE)) {
     res.status(403).json({ error: 'CSRF_FAILED', message: 'The CSRF token does not match.' });
     return;
   }

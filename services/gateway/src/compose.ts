@@ -1,0 +1,37 @@
+import { Agent } from 'node:http';
+import { join } from 'node:path';
+import { createMetrics, type Runtime } from '@platform/shared';
+import { createApp } from './app';
+import type { Config } from './config';
+import { createRedis, redisReady } from './redis/redis';
+
+/** What the tests set that is no configuration of a deployment. */
+export interface Seams {
+  /** The OpenAPI document ships beside the code (services/gateway/openapi.json); a test serves one of its own. */
+  openApiFile?: string;
+}
+
+/**
+ * The gateway's composition root, for main.ts and the tests alike: Redis, the keep-alive agent
+ * to the services, and the app.
+ */
+export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
+  const redis = createRedis(config.REDIS_URL, logger);
+  lifecycle.onShutdown('redis', () => redis.quit());
+  // Start even when Redis is late: /readyz and the 503s say so, and the client keeps trying.
+  await redisReady(redis).catch((err: Error) => logger.warn(err.message));
+
+  const upstreamAgent = new Agent({ keepAlive: true });
+  lifecycle.onShutdown('upstream agent', () => upstreamAgent.destroy());
+
+  if (config.DEV_IDP_URL) logger.info({ devIdp: config.DEV_IDP_URL }, 'dev-idp served at /dev/');
+  const app = createApp({
+    config,
+    redis,
+    logger,
+    metrics: createMetrics('gateway'),
+    upstreamAgent,
+    openApiFile: seams.openApiFile ?? join(__dirname, '..', 'openapi.json'),
+  });
+  return { app, redis };
+}
