@@ -2,3 +2,4 @@ export * from './infra';
 export * from './helpers';
 export * from './kafka';
 export * from './env';
+export * from './processes';
