@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { baseEnv, booleanEnv, kafkaEnv, mongoEnv, portEnv } from '@platform/shared';
+import { baseEnv, booleanEnv, durationEnv, kafkaEnv, mongoEnv, portEnv } from '@platform/shared';
 
 const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
 const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+const scriptCommand = (script: string) => `bash ${shellQuote(path.join(PIPELINE_SCRIPTS, script))}`;
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -21,17 +22,16 @@ export const configSchema = baseEnv
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),
     /** Shell command of the build step (see README.md for what it receives). */
-    BUILD_COMMAND: z
-      .string()
-      .min(1)
-      .default(`bash ${shellQuote(path.join(PIPELINE_SCRIPTS, 'build.sh'))}`),
+    BUILD_COMMAND: z.string().min(1).default(scriptCommand('build.sh')),
     /** Shell command of the deploy step. */
-    DEPLOY_COMMAND: z
-      .string()
-      .min(1)
-      .default(`bash ${shellQuote(path.join(PIPELINE_SCRIPTS, 'deploy.sh'))}`),
-    /** A step running longer than this is stopped and the deployment FAILED. */
+    DEPLOY_COMMAND: z.string().min(1).default(scriptCommand('deploy.sh')),
+    /**
+     * A step running longer than this many seconds is stopped and the deployment FAILED. Whole
+     * seconds, as operators and the e2e fault tests set it today.
+     */
     STEP_TIMEOUT_SECONDS: positiveInt(600),
+    /** After SIGTERM (cancel, time limit, shutdown), how long a step gets before SIGKILL. */
+    STEP_KILL_GRACE: durationEnv('5s'),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()
@@ -42,11 +42,22 @@ export const configSchema = baseEnv
     PIPELINE_CONCURRENCY: positiveInt(2),
     /** false: this replica serves the API only and runs no pipeline. */
     PIPELINE_ENABLED: booleanEnv(true),
-    /** How long a worker's claim on a deployment lasts without a heartbeat. */
+    /** How long (seconds) a worker's claim on a deployment lasts without a heartbeat. */
     PIPELINE_LEASE_SECONDS: positiveInt(30),
+    /**
+     * How often a worker renews its claims, writes new output and notices a cancel (the ~300 ms
+     * README.md promises). Must be well under the lease.
+     */
+    PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
+    /** How often an idle worker looks for deployments (a trigger on its own replica wakes it). */
+    PIPELINE_POLL_INTERVAL: durationEnv('1s', { min: '10ms', max: '1m' }),
     /** The PATH the pipeline commands run with. */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),
+  })
+  .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE_SECONDS * 1000, {
+    path: ['PIPELINE_HEARTBEAT'],
+    message: 'must be shorter than PIPELINE_LEASE_SECONDS',
   });
 
 export type Config = z.infer<typeof configSchema>;

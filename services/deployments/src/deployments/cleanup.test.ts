@@ -1,59 +1,35 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import {
   TOPICS,
   createProducer,
-  ensureTopics,
   newEvent,
-  type EventConsumer,
   type PlatformEvent,
   type ProjectDeletedEvent,
   type ServiceDeletedEvent,
 } from '@platform/shared';
-import { testLogger, uniqueName, waitFor } from '@platform/shared/testing';
+import { waitFor } from '@platform/shared/testing';
 import type { Producer } from 'kafkajs';
-import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
-import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { allStopped, useFixtureSteps } from '../test/processes';
 import { buildService, type OwnedService } from '../test/projects-stub';
-import { startCleanupConsumer } from './deployments.consumers';
 
+// The cleanup consumer is compose's own, in a group of this file's (the harness's KAFKA_GROUP_ID).
+const steps = useFixtureSteps();
 let h: Harness;
-let consumer: EventConsumer;
 let producer: Producer;
-let pidDir: string;
-let groupId: string;
-const leftovers: number[] = [];
 
 beforeAll(async () => {
-  pidDir = await mkdtemp(path.join(tmpdir(), 'cleanup-test-'));
   h = await startHarness({
     pipeline: {
-      buildCommand: `case "$COMMIT_MESSAGE" in slow*) ${LONG_STEP} ;; *) echo built ;; esac`,
-      commandEnv: { ...testPipelineOptions().commandEnv, PID_DIR: pidDir },
+      BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
     },
-  });
-  await ensureTopics(h.kafka);
-  groupId = uniqueName('deployments-cleanup-test');
-  consumer = await startCleanupConsumer({
-    kafka: h.kafka,
-    connection: h.connection,
-    groupId,
-    logger: testLogger(),
-    service: h.service,
-    // This file's group is new: events of other test files before it started are not its business.
-    fromBeginning: false,
   });
   producer = createProducer(h.kafka);
   await producer.connect();
 }, 60_000);
 
 afterAll(async () => {
-  killQuietly(leftovers);
   await producer?.disconnect();
-  await consumer?.stop();
   await h?.close();
-  await rm(pidDir, { recursive: true, force: true });
 });
 
 async function publish(topic: string, key: string, event: PlatformEvent) {
@@ -154,7 +130,7 @@ describe('project.deleted and service.deleted', () => {
     const processed = () =>
       h.connection
         .collection('processed_events')
-        .countDocuments({ _id: `${groupId}:${event.eventId}` as any });
+        .countDocuments({ _id: `${h.config.KAFKA_GROUP_ID}:${event.eventId}` as any });
     await waitFor(async () => (await processed()) > 0, { what: 'the event to be recorded' });
     expect(await processed()).toBe(1);
   });
@@ -165,8 +141,7 @@ describe('project.deleted and service.deleted', () => {
       commitHash: newCommitHash(),
       commitMessage: 'slow build',
     });
-    const pids = await pidsWrittenBy(pidDir, created.body.id);
-    leftovers.push(...pids);
+    const pids = await steps.pidsOf(created.body.id);
 
     await publish(TOPICS.projectDeleted, service.projectId, projectDeleted(service));
 
@@ -174,13 +149,8 @@ describe('project.deleted and service.deleted', () => {
       (await h.document(created.body.id)) === null &&
       (await h.models.logs.exists({ _id: created.body.id })) === null;
     await waitFor(gone, { what: 'the deployment and its logs to go' });
-    await waitFor(
-      async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
-      {
-        timeoutMs: 5_000,
-        what: 'the build to stop',
-      },
-    );
+    expect(pids).toHaveLength(2);
+    await waitFor(() => allStopped(pids), { timeoutMs: 5_000, what: 'the build to stop' });
     // The worker wrote nothing back: once its run is over (stop() waits for every run), the
     // document and its logs are still gone.
     await h.worker!.stop();

@@ -1,5 +1,5 @@
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
-import { DEPLOYMENT_STATUSES, outboxFields, type OutboxEntry } from '@platform/shared';
+import { Schema, type Types } from 'mongoose';
+import { DEPLOYMENT_STATUSES, defineModel, outboxFields, type OutboxEntry } from '@platform/shared';
 import type { DeploymentStatus } from './status';
 
 /**
@@ -52,7 +52,7 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     handedBack: { type: Number, default: 0 },
     ...outboxFields,
   },
-  { collection: 'deployments', versionKey: false },
+  { versionKey: false },
 );
 // A service's list, newest first, and the same filtered by status.
 deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
@@ -61,6 +61,12 @@ deploymentSchema.index({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
 deploymentSchema.index({ status: 1, createdAt: 1 });
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
+
+export const deploymentModel = defineModel<DeploymentDoc>(
+  'Deployment',
+  deploymentSchema,
+  'deployments',
+);
 
 /** A deployment's build and deploy output; `_id` is the deployment's id. */
 export interface DeploymentLogsDoc {
@@ -82,53 +88,13 @@ const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
     logs: { type: String, default: '' },
     attempt: { type: Number, default: 0 },
   },
-  { collection: 'deployment_logs', versionKey: false },
+  { versionKey: false },
 );
 // project.deleted and service.deleted remove their logs.
 deploymentLogsSchema.index({ projectId: 1, serviceId: 1 });
 
-export interface IdempotencyKeyDoc {
-  /** `${accountId}:${key}`: keys are per account. */
-  _id: string;
-  requestHash: string;
-  /** Chosen with the key, so every repeat of the request can only ever create this one. */
-  deploymentId: Types.ObjectId;
-  createdAt: Date;
-  /** What the first request answered, known when the key is claimed (id and time are fixed). */
-  response: { status: number; body: unknown };
-}
-
-const idempotencyKeySchema = new Schema<IdempotencyKeyDoc>(
-  {
-    _id: { type: String, required: true },
-    requestHash: { type: String, required: true },
-    deploymentId: { type: Schema.Types.ObjectId, required: true },
-    createdAt: { type: Date, required: true },
-    response: { type: Schema.Types.Mixed, required: true },
-  },
-  { collection: 'idempotency_keys', versionKey: false },
+export const deploymentLogsModel = defineModel<DeploymentLogsDoc>(
+  'DeploymentLogs',
+  deploymentLogsSchema,
+  'deployment_logs',
 );
-// Expired keys are pruned by createdAt (and an expired key found on use is replaced).
-idempotencyKeySchema.index({ createdAt: 1 });
-
-export interface DeploymentModels {
-  deployments: Model<DeploymentDoc>;
-  logs: Model<DeploymentLogsDoc>;
-  idempotencyKeys: Model<IdempotencyKeyDoc>;
-}
-
-function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
-  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
-}
-
-/** The service's models on its own connection (each test file has its own database). */
-export function deploymentModels(connection: Connection): DeploymentModels {
-  return {
-    deployments: modelOf(connection, 'Deployment', deploymentSchema),
-    logs: modelOf(connection, 'DeploymentLogs', deploymentLogsSchema),
-    idempotencyKeys: modelOf(connection, 'IdempotencyKey', idempotencyKeySchema),
-  };
-}
-
-/** Every model, for syncIndexes at start-up. */
-export const allModels = (models: DeploymentModels) => Object.values(models);

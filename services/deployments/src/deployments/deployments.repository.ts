@@ -14,12 +14,8 @@ import {
   type Page,
   type PageRequest,
 } from '@platform/shared';
-import {
-  NO_LEASE,
-  type DeploymentDoc,
-  type DeploymentLogsDoc,
-  type DeploymentModels,
-} from './deployments.model';
+import type { Models } from '../models';
+import { NO_LEASE, type DeploymentDoc, type DeploymentLogsDoc } from './deployments.model';
 import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 
 /** A deployment as the rest of the service sees it. */
@@ -113,7 +109,7 @@ const inService = (ref: ServiceRef, id: Types.ObjectId) => ({
 export class DeploymentsRepository {
   /** Status events are written through `outbox` (the relay publishes them at once). */
   constructor(
-    private readonly models: DeploymentModels,
+    private readonly models: Models,
     private readonly outbox: OutboxWriter,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
-import { accountIdOf, REQUEST_ID_HEADER, validate } from '@platform/shared';
-import type { DeploymentsService, Target } from './deployments.service';
-import type { Caller } from './projects.client';
+import { listResponse, ownedOf, validate } from '@platform/shared';
+import type { ServiceRef } from './deployments.repository';
+import type { DeploymentsService } from './deployments.service';
 import {
   IDEMPOTENCY_KEY_HEADER,
   deploymentListQuery,
@@ -11,53 +11,46 @@ import {
   triggerBody,
 } from './deployments.schemas';
 
+/** Mounted behind `requireOwnership(projects, 'service')` (app.ts): the caller owns the service. */
 export const DEPLOYMENTS_PATH = '/api/projects/:projectId/services/:serviceId/deployments';
 
-type DeploymentsRequest = Request<{ projectId: string; serviceId: string; deploymentId?: string }>;
+type DeploymentRequest = Request<{ deploymentId: string }>;
 
-const callerOf = (req: Request): Caller => ({
-  accountId: accountIdOf(req),
-  requestId: req.get(REQUEST_ID_HEADER),
-});
-
-const targetOf = (req: DeploymentsRequest): Target => ({
-  projectId: req.params.projectId,
-  serviceId: req.params.serviceId,
-});
+/** The service of the path, as the projects service confirmed it the caller's. */
+function serviceOf(req: Request): ServiceRef {
+  const { accountId, projectId, serviceId } = ownedOf(req);
+  return { accountId, projectId, serviceId: serviceId! };
+}
 
 export function deploymentsRouter(service: DeploymentsService): Router {
-  const router = Router({ mergeParams: true });
+  const router = Router();
 
-  router.get('/', async (req: DeploymentsRequest, res) => {
-    // The ownership check runs inside, alongside the reads (see listDeployments).
-    const page = await service.listDeployments(callerOf(req), targetOf(req), () =>
-      validate(deploymentListQuery, req.query),
-    );
-    res.json({
-      deployments: page.items.map(toListItem),
-      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
-    });
+  router.get('/', async (req, res) => {
+    const query = validate(deploymentListQuery, req.query);
+    const page = await service.listDeployments(serviceOf(req), query);
+    res.json(listResponse('deployments', page, toListItem));
   });
 
-  router.post('/', async (req: DeploymentsRequest, res) => {
-    const ref = await service.authorizeService(callerOf(req), targetOf(req));
+  router.post('/', async (req, res) => {
     const input = validate(triggerBody, req.body);
     const headers = validate(idempotencyHeaders, {
       [IDEMPOTENCY_KEY_HEADER]: req.get(IDEMPOTENCY_KEY_HEADER),
     });
-    const result = await service.triggerDeployment(ref, input, headers[IDEMPOTENCY_KEY_HEADER]);
+    const result = await service.triggerDeployment(
+      serviceOf(req),
+      input,
+      headers[IDEMPOTENCY_KEY_HEADER],
+    );
     res.status(result.status).json(result.body);
   });
 
-  router.get('/:deploymentId', async (req: DeploymentsRequest, res) => {
-    const ref = await service.authorizeService(callerOf(req), targetOf(req));
-    const deployment = await service.getDeployment(ref, req.params.deploymentId!);
+  router.get('/:deploymentId', async (req: DeploymentRequest, res) => {
+    const deployment = await service.getDeployment(serviceOf(req), req.params.deploymentId);
     res.json(toDeploymentResponse(deployment));
   });
 
-  router.post('/:deploymentId/cancel', async (req: DeploymentsRequest, res) => {
-    const ref = await service.authorizeService(callerOf(req), targetOf(req));
-    const deployment = await service.cancelDeployment(ref, req.params.deploymentId!);
+  router.post('/:deploymentId/cancel', async (req: DeploymentRequest, res) => {
+    const deployment = await service.cancelDeployment(serviceOf(req), req.params.deploymentId);
     res.json(toDeploymentResponse(deployment));
   });
 

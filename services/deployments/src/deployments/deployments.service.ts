@@ -8,21 +8,14 @@ import type {
   ServiceRef,
 } from './deployments.repository';
 import type { IdempotencyRepository } from './idempotency.repository';
-import type { AssertServiceOwned, Caller } from './projects.client';
 import { toTriggerResponse, type TriggerInput, type TriggerResponse } from './deployments.schemas';
 import { assertTransitionAllowed, type DeploymentStatus } from './status';
 
 export interface DeploymentsServiceDeps {
   deployments: DeploymentsRepository;
   idempotencyKeys: IdempotencyRepository;
-  assertServiceOwned: AssertServiceOwned;
   /** Wakes a local pipeline worker so a new deployment starts at once. */
   onDeploymentCreated: () => void;
-}
-
-export interface Target {
-  projectId: string;
-  serviceId: string;
 }
 
 export interface TriggerResult {
@@ -47,43 +40,13 @@ const requestHashOf = (target: ServiceRef, input: TriggerInput) =>
 export class DeploymentsService {
   constructor(private readonly deps: DeploymentsServiceDeps) {}
 
-  /**
-   * Every request starts here: the service must exist, be in that project and belong to the
-   * caller's account (asked of the projects service), else 404.
-   */
-  async authorizeService(caller: Caller, target: Target): Promise<ServiceRef> {
-    await this.deps.assertServiceOwned(caller, target.projectId, target.serviceId);
-    return {
-      accountId: caller.accountId,
-      projectId: target.projectId,
-      serviceId: target.serviceId,
-    };
-  }
-
-  /**
-   * Newest first, `limit` (default 20) at a time. The page is read while the projects service
-   * confirms ownership, so a list costs the slower of the two rather than their sum; the read
-   * keeps only the caller's own account's deployments, and nothing it finds, nor any error it
-   * raises (a bad query or cursor), is answered before ownership is confirmed: a stranger gets
-   * 404 whatever he asks.
-   */
-  async listDeployments(
-    caller: Caller,
-    target: Target,
-    readQuery: () => DeploymentListQuery,
-  ): Promise<Page<Deployment>> {
-    const ref: ServiceRef = { accountId: caller.accountId, ...target };
-    const page = Promise.resolve().then(() => {
-      const query = readQuery();
-      return this.deps.deployments.listInService(
-        ref,
-        { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor },
-        query.status,
-      );
-    });
-    page.catch(() => undefined); // its outcome is reported below, after the check
-    await this.authorizeService(caller, target);
-    return page;
+  /** Newest first, `limit` (default 20) at a time, optionally only some statuses. */
+  async listDeployments(ref: ServiceRef, query: DeploymentListQuery): Promise<Page<Deployment>> {
+    return this.deps.deployments.listInService(
+      ref,
+      { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor },
+      query.status,
+    );
   }
 
   async getDeployment(ref: ServiceRef, deploymentId: string): Promise<DeploymentWithLogs> {

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
-import { identityHeaders, requestJson } from '@platform/shared/testing';
+import { identityHeaders, requestJson, type JsonResponse } from '@platform/shared/testing';
 import { startHarness, newCommitHash, type Harness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { NO_LEASE } from './deployments.model';
@@ -43,6 +43,17 @@ function isChain(events: DeploymentStatusChangedEvent[]): boolean {
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** How the API shows the deployment a trigger answered with `created`, with these fields. */
+function shown(service: OwnedService, created: JsonResponse, fields: Record<string, unknown>) {
+  return {
+    id: created.body.id,
+    serviceId: service.serviceId,
+    commitHash: created.body.commitHash,
+    createdAt: created.body.createdAt,
+    ...fields,
+  };
+}
 
 describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => {
   it('answers 201 with exactly id, serviceId, status BUILDING, commitHash and createdAt', async () => {
@@ -289,15 +300,14 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deployme
     const res = await h.api.get(service, created.body.id);
 
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({
-      id: created.body.id,
-      serviceId: service.serviceId,
-      status: 'BUILDING',
-      commitHash: 'abcdef1',
-      commitMessage: 'First',
-      createdAt: created.body.createdAt,
-      logs: '',
-    });
+    expect(res.body).toEqual(
+      shown(service, created, {
+        status: 'BUILDING',
+        commitHash: 'abcdef1',
+        commitMessage: 'First',
+        logs: '',
+      }),
+    );
   });
 
   it('answers 404 for a deployment of another service, project or account', async () => {
@@ -359,22 +369,8 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['deployments']);
     expect(res.body.deployments).toEqual([
-      {
-        id: second.body.id,
-        serviceId: service.serviceId,
-        status: 'BUILDING',
-        commitHash: 'bbbbbbb',
-        commitMessage: '',
-        createdAt: second.body.createdAt,
-      },
-      {
-        id: first.body.id,
-        serviceId: service.serviceId,
-        status: 'BUILDING',
-        commitHash: 'aaaaaaa',
-        commitMessage: 'one',
-        createdAt: first.body.createdAt,
-      },
+      shown(service, second, { status: 'BUILDING', commitHash: 'bbbbbbb', commitMessage: '' }),
+      shown(service, first, { status: 'BUILDING', commitHash: 'aaaaaaa', commitMessage: 'one' }),
     ]);
   });
 
@@ -397,15 +393,14 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     const second = await h.api.cancel(service, created.body.id);
 
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({
-      id: created.body.id,
-      serviceId: service.serviceId,
-      status: 'CANCELLED',
-      commitHash: 'abcdef1',
-      commitMessage: 'Oops',
-      createdAt: created.body.createdAt,
-      logs: '',
-    });
+    expect(first.body).toEqual(
+      shown(service, created, {
+        status: 'CANCELLED',
+        commitHash: 'abcdef1',
+        commitMessage: 'Oops',
+        logs: '',
+      }),
+    );
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
       error: 'CONFLICT',

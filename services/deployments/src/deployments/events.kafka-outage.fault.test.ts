@@ -69,12 +69,6 @@ describe('status events while Kafka is down', () => {
       ['DEPLOYING', 'DEPLOYED'],
     ]);
     expect(received.map((e) => e.eventId)).toEqual(pending.map((e) => e.eventId));
-    await waitFor(
-      async () => {
-        const doc = await h.document(id);
-        return doc!.outbox.length === 0 && !doc!.outboxPending;
-      },
-      { what: 'the outbox to drain' },
-    );
+    await h.outboxDrained(id);
   }, 150_000);
 });

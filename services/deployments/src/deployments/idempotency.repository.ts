@@ -1,6 +1,6 @@
 import type { Model } from 'mongoose';
 import { insertOnce } from '@platform/shared';
-import type { IdempotencyKeyDoc } from './deployments.model';
+import type { IdempotencyKeyDoc } from './idempotency.model';
 
 /** How long a key is remembered (contracts.md). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

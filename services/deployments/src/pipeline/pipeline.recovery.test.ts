@@ -1,32 +1,23 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { connectMongo, writeWithoutRelay } from '@platform/shared';
-import { testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
-import { NO_LEASE, deploymentModels, type DeploymentDoc } from '../deployments/deployments.model';
-import { startHarness, newCommitHash, testPipelineOptions, type Harness } from '../test/harness';
-import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { connectMongo } from '@platform/shared';
+import { testLogger, waitFor } from '@platform/shared/testing';
+import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
+import { createModels } from '../models';
+import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { isProcessRunning, useFixtureSteps } from '../test/processes';
 import { PipelineRepository } from './pipeline.repository';
-import { PipelineWorker } from './pipeline.worker';
 
+// No pipeline in the harness: the tests run the workers of other replicas (h.newWorker).
+const steps = useFixtureSteps();
 let h: Harness;
-let pidDir: string;
-const leftovers: number[] = [];
-const LEASE_MS = 1_500;
 
 beforeAll(async () => {
   h = await startHarness();
-  pidDir = await mkdtemp(path.join(tmpdir(), 'recovery-test-'));
 });
 afterAll(async () => {
-  killQuietly(leftovers);
   await h.close();
-  await rm(pidDir, { recursive: true, force: true });
 });
-
-const commandEnv = () => ({ ...testPipelineOptions().commandEnv, PID_DIR: pidDir });
-
-const statusChanges = (id: string) => h.changes(id);
 
 /**
  * What a worker that claimed the deployment and died mid-step leaves behind: its claim counted
@@ -56,36 +47,44 @@ async function claimedByVanishedWorker(deploymentId: string, owner: string, leas
   return { owner, attempt: doc!.attempts };
 }
 
+/** Lost with `count` workers in a row, each vanished without a word, their leases run out. */
+async function abandonedBy(count: number, deploymentId: string) {
+  for (let n = 1; n <= count; n++) {
+    await claimedByVanishedWorker(deploymentId, `vanished-worker-${n}`, new Date(Date.now() - 1));
+  }
+}
+
+/** A deployment just triggered, of a service of its own. */
+async function newDeployment() {
+  const service = h.projects.addService();
+  const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+  return { service, id: created.body.id as string, commitHash: created.body.commitHash as string };
+}
+
+/** Deployed on its second claim, the first one lost with its worker (never handed back). */
+async function expectDeployedByTheSecondClaim(id: string) {
+  expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
+  expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>DEPLOYED']);
+}
+
+const SECOND_ATTEMPT =
+  '--- Attempt 2: the pipeline worker running this deployment stopped responding. ---';
+
 describe('a pipeline worker that stops without finishing', () => {
   it('loses its lease, and another worker runs the build again from the start to DEPLOYED', async () => {
     // Worker A has its own connection, like a process of its own; closing it cuts A off from the
     // database mid-build, so it can neither renew its lease nor finish: a dead worker to the others.
-    const { mongoUrl } = testInfraUrls();
     const connectionA = await connectMongo({
-      url: mongoUrl,
-      dbName: h.connection.name,
+      url: h.config.MONGO_URL,
+      dbName: h.config.MONGO_DB,
       logger: testLogger(),
     });
-    const workerA = new PipelineWorker({
-      ...testPipelineOptions(),
-      models: deploymentModels(connectionA),
-      logger: testLogger(),
-      outbox: writeWithoutRelay,
-      buildCommand: LONG_STEP,
-      commandEnv: commandEnv(),
-      leaseMs: LEASE_MS,
-    });
-    const workerB = h.newWorker({
-      buildCommand: 'echo "rebuilt $DEPLOYMENT_ID"',
-      leaseMs: LEASE_MS,
-    });
+    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep }, createModels(connectionA));
+    const workerB = h.newWorker({ BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' });
     workerA.start();
     try {
-      const service = h.projects.addService();
-      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-      const id = created.body.id;
-      const pids = await pidsWrittenBy(pidDir, id);
-      leftovers.push(...pids);
+      const { service, id } = await newDeployment();
+      const pids = await steps.pidsOf(id);
       await waitFor(async () => (await h.logs(id)).includes('long step of'), {
         what: 'A’s output in the logs',
       });
@@ -100,20 +99,12 @@ describe('a pipeline worker that stops without finishing', () => {
 
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 20_000);
       expect(deployed.logs).toContain(`long step of ${id} started`);
-      expect(deployed.logs).toContain(
-        '--- Attempt 2: the pipeline worker running this deployment stopped responding. ---',
-      );
+      expect(deployed.logs).toContain(SECOND_ATTEMPT);
       expect(deployed.logs).toContain(`rebuilt ${id}`);
       expect(deployed.logs.indexOf('long step of')).toBeLessThan(
         deployed.logs.indexOf(`rebuilt ${id}`),
       );
-      // Two claims, the first lost with its worker (never handed back).
-      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
-      expect(await statusChanges(id)).toEqual([
-        '->BUILDING',
-        'BUILDING>DEPLOYING',
-        'DEPLOYING>DEPLOYED',
-      ]);
+      await expectDeployedByTheSecondClaim(id);
       // A, cut off, stopped its own build once its lease had run out.
       for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
     } finally {
@@ -123,18 +114,15 @@ describe('a pipeline worker that stops without finishing', () => {
   });
 
   it('runs again only the deploy step of a deployment abandoned while DEPLOYING', async () => {
-    const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
+    const { service, id, commitHash } = await newDeployment();
     // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
     const lease = await claimedByVanishedWorker(
       id,
       'a-worker-that-was-killed',
       new Date(Date.now() + 500),
     );
-    const repository = h.repository;
-    const building = await repository.find(service, id);
-    expect(await repository.changeStatus(building!, 'DEPLOYING', lease)).not.toBeNull();
+    const building = await h.repository.find(service, id);
+    expect(await h.repository.changeStatus(building!, 'DEPLOYING', lease)).not.toBeNull();
     await h.models.logs.updateOne(
       { _id: id },
       {
@@ -143,101 +131,66 @@ describe('a pipeline worker that stops without finishing', () => {
         },
       },
     );
-    const worker = h.newWorker({
-      buildCommand: 'echo build-ran-again',
-      deployCommand: 'echo "deployed $COMMIT_HASH"',
-    });
-    worker.start();
-    try {
+    const commands = {
+      BUILD_COMMAND: 'echo build-ran-again',
+      DEPLOY_COMMAND: 'echo "deployed $COMMIT_HASH"',
+    };
+
+    await h.withWorker(commands, async () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
 
       expect(deployed.logs).not.toContain('build-ran-again');
-      expect(deployed.logs).toContain(`deployed ${created.body.commitHash}`);
-      expect(deployed.logs).toContain(
-        '--- Attempt 2: the pipeline worker running this deployment stopped responding. ---',
-      );
+      expect(deployed.logs).toContain(`deployed ${commitHash}`);
+      expect(deployed.logs).toContain(SECOND_ATTEMPT);
       expect(deployed.logs).toMatch(/^==> build step started\nbuilt\n/);
-      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
-      expect(await statusChanges(id)).toEqual([
-        '->BUILDING',
-        'BUILDING>DEPLOYING',
-        'DEPLOYING>DEPLOYED',
-      ]);
-    } finally {
-      await worker.stop();
-    }
+      await expectDeployedByTheSecondClaim(id);
+    });
   });
 
   it('takes over a deployment whose worker vanished mid-build and says which attempt it is', async () => {
-    const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
-    await claimedByVanishedWorker(id, 'vanished-worker', new Date(Date.now() - 1));
-    const worker = h.newWorker({ buildCommand: 'echo "rebuilt $DEPLOYMENT_ID"' });
-    worker.start();
-    try {
+    const { service, id } = await newDeployment();
+    await abandonedBy(1, id);
+
+    await h.withWorker({ BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' }, async () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
 
-      expect(deployed.logs).toMatch(
-        /^--- Attempt 2: the pipeline worker running this deployment stopped responding\. ---\n==> build step started\n/,
-      );
+      expect(deployed.logs.startsWith(`${SECOND_ATTEMPT}\n==> build step started\n`)).toBe(true);
       expect(deployed.logs).toContain(`rebuilt ${id}`);
-      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
-      expect(await statusChanges(id)).toEqual([
-        '->BUILDING',
-        'BUILDING>DEPLOYING',
-        'DEPLOYING>DEPLOYED',
-      ]);
-    } finally {
-      await worker.stop();
-    }
+      await expectDeployedByTheSecondClaim(id);
+    });
   });
 
   it('fails a deployment whose workers vanished on every one of its attempts', async () => {
-    const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
-    for (const n of [1, 2, 3]) {
-      await claimedByVanishedWorker(id, `vanished-worker-${n}`, new Date(Date.now() - 1));
-    }
-    const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
-    worker.start();
-    try {
+    const { service, id } = await newDeployment();
+    await abandonedBy(3, id);
+
+    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
       const failed = await h.waitForStatus(service, id, 'FAILED');
 
       expect(failed.logs).toContain('--- Attempt 4');
       expect(failed.logs).toContain('Gave up after 3 attempts.');
       expect(failed.logs).not.toContain('build-ran');
-      expect(await statusChanges(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+      expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
       expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 0, leaseOwner: null });
-    } finally {
-      await worker.stop();
-    }
+    });
   });
 
   it('counts a claim handed back on shutdown as no lost attempt', async () => {
-    const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
+    const { service, id } = await newDeployment();
     // Two vanished workers, then one that shut down in good order: two attempts lost of three.
-    for (const n of [1, 2]) {
-      await claimedByVanishedWorker(id, `vanished-worker-${n}`, new Date(Date.now() - 1));
-    }
+    await abandonedBy(2, id);
     await h.models.deployments.updateOne(
       { _id: id },
       { $set: { leaseOwner: null, leaseUntil: NO_LEASE }, $inc: { attempts: 1, handedBack: 1 } },
     );
-    const worker = h.newWorker({ buildCommand: 'echo build-ran', maxAttempts: 3 });
-    worker.start();
-    try {
+
+    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
 
       expect(deployed.logs).toContain('--- Attempt 3');
       expect(deployed.logs).toContain('build-ran');
       expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 1, leaseOwner: null });
-    } finally {
-      await worker.stop();
-    }
+    });
   });
 });
 
@@ -245,17 +198,13 @@ describe('a pipeline worker that comes back after another took its deployment ov
   it('writes nothing over the output of the worker that holds the deployment now', async () => {
     // A freezes (no heartbeat for 10 s) mid-build; meanwhile B takes the deployment over.
     const workerA = h.newWorker({
-      buildCommand:
-        'echo "A was here"; while [ ! -e "$PID_DIR/$DEPLOYMENT_ID.go" ]; do sleep 0.05; done',
-      commandEnv: commandEnv(),
-      heartbeatMs: 10_000,
-      leaseMs: 60_000,
+      BUILD_COMMAND: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done`,
+      PIPELINE_HEARTBEAT: '10s',
+      PIPELINE_LEASE_SECONDS: '60',
     });
     workerA.start();
     try {
-      const service = h.projects.addService();
-      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-      const id = created.body.id;
+      const { id } = await newDeployment();
       await waitFor(async () => (await h.lease(id)).leaseOwner === workerA.workerId, {
         what: 'A to claim it',
       });
@@ -280,12 +229,12 @@ describe('a pipeline worker that comes back after another took its deployment ov
 
       // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits
       // for that) without a write.
-      await writeFile(path.join(pidDir, `${id}.go`), '');
+      await writeFile(path.join(steps.dir, `${id}.go`), '');
       await workerA.stop();
 
       expect(await h.logs(id)).toBe('B rebuilt it\n');
       expect(await h.lease(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: 'worker-b' });
-      expect(await statusChanges(id)).toEqual(['->BUILDING']);
+      expect(await h.changes(id)).toEqual(['->BUILDING']);
     } finally {
       await workerA.stop();
     }
@@ -294,17 +243,10 @@ describe('a pipeline worker that comes back after another took its deployment ov
 
 describe('a pipeline worker shutting down', () => {
   it('stops its running step and hands the deployment back for another worker to run at once', async () => {
-    const workerA = h.newWorker({
-      buildCommand: LONG_STEP,
-      commandEnv: commandEnv(),
-      leaseMs: 60_000,
-    });
+    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_LEASE_SECONDS: '60' });
     workerA.start();
-    const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
-    const pids = await pidsWrittenBy(pidDir, id);
-    leftovers.push(...pids);
+    const { service, id } = await newDeployment();
+    const pids = await steps.pidsOf(id);
 
     await workerA.stop();
 
@@ -317,15 +259,11 @@ describe('a pipeline worker shutting down', () => {
     );
 
     // The 60 s lease is not waited for: the deployment was given back.
-    const workerB = h.newWorker({ buildCommand: 'echo "built by B"' });
-    workerB.start();
-    try {
+    await h.withWorker({ BUILD_COMMAND: 'echo "built by B"' }, async () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 10_000);
       expect(deployed.logs).toContain('built by B');
       expect(deployed.logs).not.toContain('--- Attempt');
       expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 1, leaseOwner: null });
-    } finally {
-      await workerB.stop();
-    }
+    });
   });
 });

@@ -4,10 +4,10 @@ import {
   NO_LEASE,
   type DeploymentDoc,
   type DeploymentLogsDoc,
-  type DeploymentModels,
 } from '../deployments/deployments.model';
 import { toDeployment, type Deployment } from '../deployments/deployments.repository';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
+import type { Models } from '../models';
 
 /** A worker's hold on a deployment: one attempt at running it. */
 export interface Lease {
@@ -40,7 +40,7 @@ export type LeaseState =
  * with the lease as a further condition.
  */
 export class PipelineRepository {
-  constructor(private readonly models: DeploymentModels) {}
+  constructor(private readonly models: Models) {}
 
   /**
    * Takes the oldest deployment still to run that nobody holds (never claimed, handed back, or

@@ -1,69 +1,30 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { waitFor } from '@platform/shared/testing';
-import {
-  startHarness,
-  newCommitHash,
-  testPipelineOptions,
-  type Harness,
-  type PipelineOverrides,
-} from '../test/harness';
-import { isProcessRunning, killQuietly, LONG_STEP, pidsWrittenBy } from '../test/processes';
+import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
 import { NO_LEASE } from '../deployments/deployments.model';
 import { TRIMMED_MARKER } from './log-buffer';
-import type { PipelineWorker } from './pipeline.worker';
 
+// No pipeline in the harness: each test runs a worker of its own commands (h.withWorker).
+const steps = useFixtureSteps();
 let h: Harness;
-let pidDir: string;
-const leftovers: number[] = [];
 
 beforeAll(async () => {
   h = await startHarness();
-  pidDir = await mkdtemp(path.join(tmpdir(), 'pipeline-test-'));
 });
 afterAll(async () => {
-  killQuietly(leftovers);
   await h.close();
-  await rm(pidDir, { recursive: true, force: true });
 });
-
-/** Runs `test` with a pipeline worker of these commands, stopped afterwards. */
-async function withWorker(
-  overrides: PipelineOverrides,
-  test: (worker: PipelineWorker) => Promise<void>,
-) {
-  const worker = h.newWorker({
-    ...overrides,
-    commandEnv: { ...testPipelineOptions().commandEnv, PID_DIR: pidDir },
-  });
-  worker.start();
-  try {
-    await test(worker);
-  } finally {
-    await worker.stop();
-  }
-}
-
-async function pidsOf(deploymentId: string) {
-  const pids = await pidsWrittenBy(pidDir, deploymentId);
-  leftovers.push(...pids);
-  return pids;
-}
-
-/** The status changes recorded, from the events in the outbox (no relay here). */
-const statusChanges = (id: string) => h.changes(id);
 
 /** One claim, by a worker that finished it: nothing handed back, nobody holding it. */
 const ONE_CLAIM_FINISHED = { attempts: 1, handedBack: 0, leaseOwner: null };
 
 describe('the pipeline', () => {
   it('builds then deploys to DEPLOYED, with both steps’ output and the deployment’s values in the logs', async () => {
-    await withWorker(
+    await h.withWorker(
       {
-        buildCommand:
+        BUILD_COMMAND:
           'echo "build of $DEPLOYMENT_ID: service $SERVICE_ID, project $PROJECT_ID, commit $COMMIT_HASH ($COMMIT_MESSAGE)"; sleep 0.3',
-        deployCommand: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
+        DEPLOY_COMMAND: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
       },
       async () => {
         const service = h.projects.addService();
@@ -115,7 +76,7 @@ describe('the pipeline', () => {
         expect(doc!.deployedAt!.toISOString()).toBe(deployed.deployedAt);
         expect(doc!.statusChangedAt).toEqual(doc!.deployedAt);
         expect(doc!.leaseUntil).toEqual(NO_LEASE);
-        expect(await statusChanges(created.body.id)).toEqual([
+        expect(await h.changes(created.body.id)).toEqual([
           '->BUILDING',
           'BUILDING>DEPLOYING',
           'DEPLOYING>DEPLOYED',
@@ -127,19 +88,13 @@ describe('the pipeline', () => {
   });
 
   it('writes output to the logs while the step is still running', async () => {
-    await withWorker(
-      { buildCommand: 'echo first-line; sleep 1.5; echo second-line', deployCommand: 'true' },
+    await h.withWorker(
+      { BUILD_COMMAND: 'echo first-line; sleep 1.5; echo second-line', DEPLOY_COMMAND: 'true' },
       async (worker) => {
         const service = h.projects.addService();
         const created = await h.api.trigger(service, { commitHash: newCommitHash() });
 
-        const during = await waitFor(
-          async () => {
-            const res = await h.api.get(service, created.body.id);
-            return res.body.logs.includes('first-line') ? res.body : null;
-          },
-          { what: 'the first line in the logs' },
-        );
+        const during = await h.waitForLogs(service, created.body.id, 'first-line');
 
         expect(during.status).toBe('BUILDING');
         expect(during.logs).not.toContain('second-line');
@@ -157,10 +112,10 @@ describe('the pipeline', () => {
   });
 
   it('fails a deployment whose build exits non-zero, with its output and the exit code in the logs', async () => {
-    await withWorker(
+    await h.withWorker(
       {
-        buildCommand: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
-        deployCommand: 'echo deploy-ran',
+        BUILD_COMMAND: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
+        DEPLOY_COMMAND: 'echo deploy-ran',
       },
       async () => {
         const service = h.projects.addService();
@@ -173,15 +128,15 @@ describe('the pipeline', () => {
         expect(failed.logs).toContain('error: missing semicolon\n');
         expect(failed.logs).toContain('The build step failed with exit code 3.');
         expect(failed.logs).not.toContain('deploy-ran');
-        expect(await statusChanges(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+        expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
         expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
       },
     );
   });
 
   it('fails a deployment whose deploy step exits non-zero after a good build', async () => {
-    await withWorker(
-      { buildCommand: 'echo built', deployCommand: 'echo "no capacity"; exit 7' },
+    await h.withWorker(
+      { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: 'echo "no capacity"; exit 7' },
       async () => {
         const service = h.projects.addService();
         const created = await h.api.trigger(service, { commitHash: newCommitHash() });
@@ -191,7 +146,7 @@ describe('the pipeline', () => {
         expect(failed.logs).toContain('built\n');
         expect(failed.logs).toContain('no capacity\n');
         expect(failed.logs).toContain('The deploy step failed with exit code 7.');
-        expect(await statusChanges(created.body.id)).toEqual([
+        expect(await h.changes(created.body.id)).toEqual([
           '->BUILDING',
           'BUILDING>DEPLOYING',
           'DEPLOYING>FAILED',
@@ -201,12 +156,12 @@ describe('the pipeline', () => {
   });
 
   it('fails a step that passes its time limit and stops its processes', async () => {
-    await withWorker(
-      { buildCommand: LONG_STEP, deployCommand: 'true', stepTimeoutMs: 1_000 },
+    await h.withWorker(
+      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'true', STEP_TIMEOUT_SECONDS: '1' },
       async () => {
         const service = h.projects.addService();
         const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-        const pids = await pidsOf(created.body.id);
+        const pids = await steps.pidsOf(created.body.id);
 
         const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
 
@@ -218,92 +173,86 @@ describe('the pipeline', () => {
   });
 
   it('stops the build when the deployment is cancelled, and a second cancel is 409', async () => {
-    await withWorker({ buildCommand: LONG_STEP, deployCommand: 'echo deploy-ran' }, async () => {
-      const service = h.projects.addService();
-      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-      const pids = await pidsOf(created.body.id);
-      expect(pids).toHaveLength(2);
-      expect(await isProcessRunning(pids[0]!)).toBe(true);
+    await h.withWorker(
+      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'echo deploy-ran' },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+        const pids = await steps.pidsOf(created.body.id);
+        expect(pids).toHaveLength(2);
+        expect(await isProcessRunning(pids[0]!)).toBe(true);
 
-      const cancelled = await h.api.cancel(service, created.body.id);
-      expect(cancelled.status).toBe(200);
-      expect(cancelled.body.status).toBe('CANCELLED');
+        const cancelled = await h.api.cancel(service, created.body.id);
+        expect(cancelled.status).toBe(200);
+        expect(cancelled.body.status).toBe('CANCELLED');
 
-      await waitFor(
-        async () => !(await isProcessRunning(pids[0]!)) && !(await isProcessRunning(pids[1]!)),
-        {
+        await waitFor(() => allStopped(pids), {
           timeoutMs: 5_000,
           what: 'the build’s processes to stop',
-        },
-      );
-      const final = await waitFor(
-        async () => {
-          const res = await h.api.get(service, created.body.id);
-          return res.body.logs.includes('Deployment cancelled') ? res.body : null;
-        },
-        { what: 'the cancel note in the logs' },
-      );
-      expect(final.status).toBe('CANCELLED');
-      expect(final.logs).toContain('Deployment cancelled: the build step was stopped.');
-      expect(final.logs).not.toContain('deploy-ran');
-      const again = await h.api.cancel(service, created.body.id);
-      expect(again.status).toBe(409);
-      expect(again.body.error).toBe('CONFLICT');
-      expect(await statusChanges(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
-      expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
-      expect(await h.isClaimable(created.body.id)).toBe(false);
-    });
+        });
+        const final = await h.waitForLogs(service, created.body.id, 'Deployment cancelled');
+        expect(final.status).toBe('CANCELLED');
+        expect(final.logs).toContain('Deployment cancelled: the build step was stopped.');
+        expect(final.logs).not.toContain('deploy-ran');
+        const again = await h.api.cancel(service, created.body.id);
+        expect(again.status).toBe(409);
+        expect(again.body.error).toBe('CONFLICT');
+        expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
+        expect(await h.isClaimable(created.body.id)).toBe(false);
+      },
+    );
   });
 
   it('stops every one of several builds cancelled at the same moment', async () => {
-    await withWorker({ buildCommand: LONG_STEP, concurrency: 4 }, async () => {
+    await h.withWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_CONCURRENCY: '4' }, async () => {
       const service = h.projects.addService();
       const created = await Promise.all(
         Array.from({ length: 4 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
       );
-      const pids = (await Promise.all(created.map((c) => pidsOf(c.body.id)))).flat();
+      const pids = (await Promise.all(created.map((c) => steps.pidsOf(c.body.id)))).flat();
 
       const cancels = await Promise.all(created.map((c) => h.api.cancel(service, c.body.id)));
 
       expect(cancels.map((c) => c.status)).toEqual([200, 200, 200, 200]);
-      await waitFor(
-        async () => (await Promise.all(pids.map(isProcessRunning))).every((running) => !running),
-        { timeoutMs: 5_000, what: 'every build to stop' },
-      );
+      await waitFor(() => allStopped(pids), { timeoutMs: 5_000, what: 'every build to stop' });
       for (const c of created) {
         expect(await h.released(c.body.id)).toEqual(ONE_CLAIM_FINISHED);
-        expect(await statusChanges(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+        expect(await h.changes(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
       }
     });
   });
 
   it('stops the deploy step when the deployment is cancelled while DEPLOYING', async () => {
-    await withWorker({ buildCommand: 'echo built', deployCommand: LONG_STEP }, async () => {
-      const service = h.projects.addService();
-      const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-      const pids = await pidsOf(created.body.id);
-      await h.waitForStatus(service, created.body.id, 'DEPLOYING');
+    await h.withWorker(
+      { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: steps.longStep },
+      async () => {
+        const service = h.projects.addService();
+        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+        const pids = await steps.pidsOf(created.body.id);
+        await h.waitForStatus(service, created.body.id, 'DEPLOYING');
 
-      const cancelled = await h.api.cancel(service, created.body.id);
+        const cancelled = await h.api.cancel(service, created.body.id);
 
-      expect(cancelled.status).toBe(200);
-      await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
-        timeoutMs: 5_000,
-        what: 'the deploy to stop',
-      });
-      await waitFor(
-        async () =>
-          (await h.logs(created.body.id)).includes(
-            'Deployment cancelled: the deploy step was stopped.',
-          ),
-        { what: 'the cancel note in the logs' },
-      );
-      expect(await statusChanges(created.body.id)).toEqual([
-        '->BUILDING',
-        'BUILDING>DEPLOYING',
-        'DEPLOYING>CANCELLED',
-      ]);
-    });
+        expect(cancelled.status).toBe(200);
+        await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
+          timeoutMs: 5_000,
+          what: 'the deploy to stop',
+        });
+        await waitFor(
+          async () =>
+            (await h.logs(created.body.id)).includes(
+              'Deployment cancelled: the deploy step was stopped.',
+            ),
+          { what: 'the cancel note in the logs' },
+        );
+        expect(await h.changes(created.body.id)).toEqual([
+          '->BUILDING',
+          'BUILDING>DEPLOYING',
+          'DEPLOYING>CANCELLED',
+        ]);
+      },
+    );
   });
 
   it('never runs a deployment that was cancelled before a worker claimed it', async () => {
@@ -313,7 +262,7 @@ describe('the pipeline', () => {
     expect(await h.isClaimable(cancelledFirst.body.id)).toBe(false);
     const next = await h.api.trigger(service, { commitHash: newCommitHash() });
 
-    await withWorker({ buildCommand: 'echo build-ran' }, async () => {
+    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
       // The worker takes the queue oldest first: once the next one is done, it went past.
       await h.waitForStatus(service, next.body.id, 'DEPLOYED');
     });
@@ -328,18 +277,15 @@ describe('the pipeline', () => {
       leaseOwner: null,
     });
     expect(await h.models.logs.exists({ _id: cancelledFirst.body.id })).toBeNull();
-    expect(await statusChanges(cancelledFirst.body.id)).toEqual([
-      '->BUILDING',
-      'BUILDING>CANCELLED',
-    ]);
+    expect(await h.changes(cancelledFirst.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
   });
 
   it('keeps the logs within the limit, trimming the oldest output with a marker', async () => {
-    await withWorker(
+    await h.withWorker(
       {
-        buildCommand: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
-        deployCommand: 'echo deploy-done',
-        logLimitBytes: 4096,
+        BUILD_COMMAND: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
+        DEPLOY_COMMAND: 'echo deploy-done',
+        LOG_LIMIT_BYTES: '4096',
       },
       async () => {
         const service = h.projects.addService();
@@ -357,8 +303,8 @@ describe('the pipeline', () => {
   });
 
   it('runs several deployments side by side, each to DEPLOYED', async () => {
-    await withWorker(
-      { concurrency: 2, buildCommand: 'sleep 0.3; echo "built $COMMIT_HASH"' },
+    await h.withWorker(
+      { PIPELINE_CONCURRENCY: '2', BUILD_COMMAND: 'sleep 0.3; echo "built $COMMIT_HASH"' },
       async () => {
         const service = h.projects.addService();
         const created = await Promise.all(

@@ -1,36 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger, OutboxWriter } from '@platform/shared';
-import type { DeploymentModels } from '../deployments/deployments.model';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
 import type { DeploymentStatus } from '../deployments/status';
+import type { Models } from '../models';
 import { LogBuffer } from './log-buffer';
 import { PipelineRepository, type Claim, type Lease, type LeaseState } from './pipeline.repository';
 import { startStep, type RunningStep, type StepResult } from './step-runner';
 
 export interface PipelineWorkerOptions {
-  models: DeploymentModels;
+  models: Models;
   logger: Logger;
+  /** Told about every status change recorded (the outbox relay). */
+  outbox: OutboxWriter;
   buildCommand: string;
   deployCommand: string;
   /** The environment the commands start from (PATH, HOME); the deployment's values are added. */
   commandEnv: Record<string, string>;
   stepTimeoutMs: number;
+  /** After SIGTERM, how long a step's processes get before SIGKILL. */
+  killGraceMs: number;
   logLimitBytes: number;
   concurrency: number;
   /** A claim not renewed for this long is taken over by another worker. */
   leaseMs: number;
   /** How often the lease is renewed, new output written and a cancel noticed. */
-  heartbeatMs?: number;
+  heartbeatMs: number;
   /** How often to look for work when nobody called wake(). */
-  pollIntervalMs?: number;
-  /** After SIGTERM, how long a step's processes get before SIGKILL. */
-  killGraceMs?: number;
-  /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
-  maxAttempts?: number;
-  /** Told about every status change recorded (the outbox relay). */
-  outbox: OutboxWriter;
+  pollIntervalMs: number;
 }
+
+/** Lost attempts (workers that vanished) after which a deployment is FAILED. */
+const MAX_ATTEMPTS = 3;
 
 type Step = 'build' | 'deploy';
 
@@ -41,7 +42,7 @@ type Interruption =
   { reason: 'deleted' | 'lease-lost' | 'shutdown' } | { reason: 'status-changed'; now: Deployment };
 
 interface RunContext {
-  options: Required<Omit<PipelineWorkerOptions, 'models'>>;
+  options: Omit<PipelineWorkerOptions, 'models'>;
   workerId: string;
   pipeline: PipelineRepository;
   deployments: DeploymentsRepository;
@@ -68,13 +69,7 @@ export class PipelineWorker {
   constructor(options: PipelineWorkerOptions) {
     const { models, ...rest } = options;
     this.context = {
-      options: {
-        heartbeatMs: 300,
-        pollIntervalMs: 1_000,
-        killGraceMs: 5_000,
-        maxAttempts: 3,
-        ...rest,
-      },
+      options: rest,
       workerId: this.workerId,
       pipeline: new PipelineRepository(models),
       deployments: new DeploymentsRepository(models, options.outbox),
@@ -198,15 +193,14 @@ class DeploymentRun {
   }
 
   async run(): Promise<void> {
-    const { maxAttempts } = this.context.options;
     const { lostAttempts } = this.lease;
     if (lostAttempts > 0) {
       this.log.line(
         `--- Attempt ${lostAttempts + 1}: the pipeline worker running this deployment stopped responding. ---`,
       );
     }
-    if (lostAttempts >= maxAttempts) {
-      await this.fail(`Gave up after ${maxAttempts} attempts.`);
+    if (lostAttempts >= MAX_ATTEMPTS) {
+      await this.fail(`Gave up after ${MAX_ATTEMPTS} attempts.`);
       return;
     }
     this.logger.info({ status: this.deployment.status }, 'running deployment');

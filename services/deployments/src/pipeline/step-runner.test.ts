@@ -1,36 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { waitFor } from '@platform/shared/testing';
-import {
-  isProcessRunning,
-  killQuietly,
-  LONG_STEP,
-  pidsWrittenBy,
-  STUBBORN_STEP,
-} from '../test/processes';
+import { isProcessRunning, useFixtureSteps } from '../test/processes';
 import { startStep, type StepOptions } from './step-runner';
 
-let pidDir: string;
-const leftovers: number[] = [];
-
-beforeAll(async () => {
-  pidDir = await mkdtemp(path.join(tmpdir(), 'step-runner-'));
-});
-afterAll(async () => {
-  killQuietly(leftovers);
-  await rm(pidDir, { recursive: true, force: true });
-});
+const steps = useFixtureSteps();
+const PATH_ONLY = { PATH: process.env.PATH ?? '' };
 
 function run(command: string, overrides: Partial<StepOptions> = {}) {
   let output = '';
   const step = startStep({
     command,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      PID_DIR: pidDir,
-      DEPLOYMENT_ID: path.basename(pidDir),
-    },
+    env: PATH_ONLY,
     timeoutMs: 10_000,
     killGraceMs: 500,
     onOutput: (text) => (output += text),
@@ -39,16 +18,10 @@ function run(command: string, overrides: Partial<StepOptions> = {}) {
   return { step, output: () => output };
 }
 
-async function pidsOf(name: string) {
-  const pids = await pidsWrittenBy(pidDir, name);
-  leftovers.push(...pids);
-  return pids;
-}
-
 describe('startStep', () => {
   it('succeeds on exit code 0 with stdout and stderr collected', async () => {
     const { step, output } = run('echo "to stdout $EXTRA"; echo to stderr >&2', {
-      env: { PATH: process.env.PATH ?? '', EXTRA: 'héllo' },
+      env: { ...PATH_ONLY, EXTRA: 'héllo' },
     });
     expect(await step.result).toEqual({ outcome: 'succeeded' });
     expect(output()).toContain('to stdout héllo\n');
@@ -62,20 +35,18 @@ describe('startStep', () => {
   });
 
   it('gives the command only the environment it was handed', async () => {
-    const { step, output } = run('echo "secret=[${INTERNAL_SECRET:-}] path=[${PATH:+set}]"', {
-      env: { PATH: process.env.PATH ?? '' },
-    });
+    const { step, output } = run('echo "secret=[${INTERNAL_SECRET:-}] path=[${PATH:+set}]"');
     await step.result;
     expect(output()).toBe('secret=[] path=[set]\n');
   });
 
   it('stops the whole process group when the time limit passes', async () => {
     const name = `timeout-${Date.now()}`;
-    const { step } = run(LONG_STEP, {
+    const { step } = run(steps.longStep, {
       timeoutMs: 800,
-      env: { PATH: process.env.PATH ?? '', PID_DIR: pidDir, DEPLOYMENT_ID: name },
+      env: { ...PATH_ONLY, DEPLOYMENT_ID: name },
     });
-    const pids = await pidsOf(name);
+    const pids = await steps.pidsOf(name);
     expect(pids).toHaveLength(2);
     expect(await step.result).toEqual({ outcome: 'timed-out' });
     for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
@@ -83,10 +54,10 @@ describe('startStep', () => {
 
   it('kills with SIGKILL a step that ignores SIGTERM once the grace period is over', async () => {
     const name = `stubborn-${Date.now()}`;
-    const { step, output } = run(STUBBORN_STEP, {
-      env: { PATH: process.env.PATH ?? '', PID_DIR: pidDir, DEPLOYMENT_ID: name },
+    const { step, output } = run(steps.stubbornStep, {
+      env: { ...PATH_ONLY, DEPLOYMENT_ID: name },
     });
-    const [pid] = await pidsOf(name);
+    const [pid] = await steps.pidsOf(name);
     const started = Date.now();
     await step.stop();
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);

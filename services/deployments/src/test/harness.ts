@@ -1,134 +1,121 @@
-import type { Kafka } from 'kafkajs';
+import type { z } from 'zod';
 import {
-  OutboxRelay,
-  type DeploymentStatusChangedEvent,
-  type OutboxWriter,
-  writeWithoutRelay,
+  Lifecycle,
   connectMongo,
-  createInternalClient,
-  createKafka,
-  createProducer,
-  ensureTopics,
-  syncIndexes,
+  parseConfig,
+  type DeploymentStatusChangedEvent,
 } from '@platform/shared';
 import {
   identityHeaders,
   requestJson,
   startTestServer,
-  testInfraUrls,
+  testEnv,
   testLogger,
   uniqueName,
   waitFor,
-  TEST_INTERNAL_SECRET,
 } from '@platform/shared/testing';
-import { createApp, createDeploymentsService } from '../app';
-import {
-  allModels,
-  deploymentModels,
-  type DeploymentDoc,
-  type DeploymentLogsDoc,
-} from '../deployments/deployments.model';
-import { DeploymentsRepository } from '../deployments/deployments.repository';
+import { compose, createPipelineWorker } from '../compose';
+import { configSchema, type Config } from '../config';
+import type { DeploymentDoc, DeploymentLogsDoc } from '../deployments/deployments.model';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
-import { PipelineWorker, type PipelineWorkerOptions } from '../pipeline/pipeline.worker';
+import type { Models } from '../models';
+import type { PipelineWorker } from '../pipeline/pipeline.worker';
 import { startProjectsStub, type OwnedService } from './projects-stub';
 
-export type PipelineOverrides = Partial<Omit<PipelineWorkerOptions, 'models' | 'outbox'>>;
+/** Settings as the service reads them from its environment (a misspelt name does not compile). */
+export type ServiceEnv = Partial<Record<keyof z.input<typeof configSchema>, string>>;
+
+/** The pipeline of every test: real processes and timings, scaled down. */
+const TEST_PIPELINE: ServiceEnv = {
+  BUILD_COMMAND: 'echo "building $COMMIT_HASH"; sleep 0.2',
+  DEPLOY_COMMAND: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
+  STEP_TIMEOUT_SECONDS: '10',
+  STEP_KILL_GRACE: '1s',
+  LOG_LIMIT_BYTES: '65536',
+  PIPELINE_CONCURRENCY: '4',
+  PIPELINE_LEASE_SECONDS: '2',
+  PIPELINE_HEARTBEAT: '100ms',
+  PIPELINE_POLL_INTERVAL: '200ms',
+  // As main.ts would read it from the environment.
+  PATH: process.env.PATH,
+};
 
 export interface HarnessOptions {
-  /** Run a pipeline worker in the test process (false: deployments stay BUILDING). */
-  pipeline?: PipelineOverrides | false;
-  /** Publish the outbox to Kafka. */
+  /**
+   * Run the pipeline in this replica, with these settings over the test ones. Without it,
+   * deployments stay BUILDING until a test moves them or starts a worker (newWorker).
+   */
+  pipeline?: ServiceEnv;
+  /** Publish status events to Kafka (default: they stay in their outbox, where changes() reads them). */
   relay?: boolean;
 }
 
-/** Fast defaults: real processes and timings, scaled down. */
-export const testPipelineOptions = (): Omit<
-  PipelineWorkerOptions,
-  'models' | 'logger' | 'outbox'
-> => ({
-  buildCommand: 'echo "building $COMMIT_HASH"; sleep 0.2',
-  deployCommand: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
-  commandEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-  stepTimeoutMs: 10_000,
-  logLimitBytes: 64 * 1024,
-  concurrency: 4,
-  leaseMs: 2_000,
-  heartbeatMs: 100,
-  pollIntervalMs: 200,
-  killGraceMs: 1_000,
-});
-
 /**
- * The deployments service as main.ts wires it, in the test process: its own database, a
- * projects stub, optionally the outbox relay to the real Kafka and a pipeline worker.
+ * The deployments service composed as main.ts composes it (compose.ts), in the test process: its
+ * own database, a projects stub, a consumer group of its own, the pipeline only when asked.
  */
 export async function startHarness(options: HarnessOptions = {}) {
-  const logger = testLogger('deployments');
-  const { mongoUrl, kafkaBrokers } = testInfraUrls();
-  const connection = await connectMongo({
-    url: mongoUrl,
-    dbName: uniqueName('deployments_test'),
-    logger,
-  });
-  const models = deploymentModels(connection);
-  await syncIndexes(allModels(models));
   const projects = await startProjectsStub();
-  const kafka: Kafka = createKafka({
-    brokers: kafkaBrokers,
-    clientId: uniqueName('deployments-test'),
-    logger,
-  });
-
-  let relay: OutboxRelay | undefined;
-  if (options.relay) {
-    await ensureTopics(kafka);
-    relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [models.deployments],
-      logger,
-    });
-    relay.start();
-  }
-  // Without a relay, events stay in their deployment's outbox (tests read them there).
-  const outbox: OutboxWriter = relay ?? writeWithoutRelay;
-
-  const newWorker = (overrides: PipelineOverrides = {}) =>
-    new PipelineWorker({
-      models,
-      logger,
-      outbox,
-      ...testPipelineOptions(),
-      ...overrides,
-    });
-  const worker = options.pipeline ? newWorker(options.pipeline) : undefined;
-  worker?.start();
-
-  const deps = {
-    logger,
-    internalSecret: TEST_INTERNAL_SECRET,
-    connection,
-    projects: createInternalClient({ baseUrl: projects.url, internalSecret: TEST_INTERNAL_SECRET }),
-    outbox,
-    onDeploymentCreated: () => worker?.wake(),
+  const env: ServiceEnv = {
+    ...testEnv(),
+    ...TEST_PIPELINE,
+    MONGO_DB: uniqueName('deployments_test'),
+    PROJECTS_URL: projects.url,
+    // A group of its own from now on: deletions published before it started are not its business.
+    KAFKA_GROUP_ID: uniqueName('deployments-test'),
+    KAFKA_FROM_BEGINNING: 'false',
+    PIPELINE_ENABLED: String(options.pipeline !== undefined),
+    ...options.pipeline,
   };
-  const service = createDeploymentsService(deps);
-  const server = await startTestServer(createApp(deps, service));
-  const api = deploymentsApi(server.url);
+  const configWith = (overrides: ServiceEnv = {}): Config =>
+    parseConfig(configSchema, { ...env, ...overrides });
+  const config = configWith();
+  const logger = testLogger('deployments');
+  const lifecycle = new Lifecycle(logger);
+  const holdEvents = !options.relay;
+  let composed: Awaited<ReturnType<typeof compose>>;
+  let url: string;
+  try {
+    composed = await compose(config, { logger, lifecycle }, { holdEvents });
+    const server = await startTestServer(composed.app);
+    lifecycle.onShutdown('http server', () => server.close());
+    url = server.url;
+  } catch (err) {
+    await lifecycle.shutdown('start-up failed');
+    await projects.close();
+    throw err;
+  }
+  const { models } = composed;
+  const api = deploymentsApi(url);
 
   return {
-    url: server.url,
-    connection,
-    models,
+    ...composed,
+    url,
+    config,
     projects,
-    kafka,
-    relay,
-    worker,
-    service,
     api,
-    newWorker,
-    /** The repository as the service and pipeline use it (status changes reach the relay). */
-    repository: new DeploymentsRepository(models, outbox),
+    /**
+     * Another replica's pipeline worker on this database (or on `otherModels`, another
+     * connection to it), made by compose's own createPipelineWorker from these settings over the
+     * harness's; not started.
+     */
+    newWorker(overrides: ServiceEnv = {}, otherModels: Models = models): PipelineWorker {
+      return createPipelineWorker(configWith(overrides), {
+        models: otherModels,
+        logger,
+        outbox: composed.outbox,
+      });
+    },
+    /** Runs `test` while a worker of these settings runs (newWorker), and stops it after. */
+    async withWorker(overrides: ServiceEnv, test: (worker: PipelineWorker) => Promise<void>) {
+      const worker = this.newWorker(overrides);
+      worker.start();
+      try {
+        await test(worker);
+      } finally {
+        await worker.stop();
+      }
+    },
     /** The stored document, as the API and the pipeline left it. */
     async document(id: string): Promise<DeploymentDoc | null> {
       return models.deployments.findById(id).lean<DeploymentDoc>();
@@ -142,12 +129,22 @@ export async function startHarness(options: HarnessOptions = {}) {
       const doc = await models.deployments.findById(id, { outbox: 1 }).lean<DeploymentDoc>();
       return (doc?.outbox ?? []).map((e) => e.payload as DeploymentStatusChangedEvent);
     },
+    /** Once its outbox is empty, the relay has sent every event of the deployment it will send. */
+    async outboxDrained(id: string): Promise<void> {
+      await waitFor(
+        async () => {
+          const doc = await this.document(id);
+          return doc !== null && doc.outbox.length === 0 && !doc.outboxPending;
+        },
+        { what: `the outbox of ${id} to drain` },
+      );
+    },
     /**
      * The recorded status changes, as "from>to" ("->BUILDING" for the creation), in order: the
      * events in the outbox, so only without a relay (with one, read them from Kafka).
      */
     async changes(id: string): Promise<string[]> {
-      if (relay) throw new Error('with a relay the events leave the outbox: read them from Kafka');
+      if (!holdEvents) throw new Error('the relay takes events out of the outbox: read Kafka');
       const events = await this.pendingEvents(id);
       return events.map((e) => `${e.previousStatus ?? '-'}>${e.status}`);
     },
@@ -181,25 +178,43 @@ export async function startHarness(options: HarnessOptions = {}) {
       });
       return found !== null;
     },
+    /** The deployment as the API answers it, once `ready` says so of it. */
+    async waitForDeployment(
+      owned: OwnedService,
+      id: string,
+      what: string,
+      ready: (body: { status: DeploymentStatus; logs: string }) => boolean,
+      timeoutMs = 15_000,
+    ) {
+      return waitFor(
+        async () => {
+          const res = await api.get(owned, id);
+          return res.status === 200 && ready(res.body) ? res.body : null;
+        },
+        { timeoutMs, what: `deployment ${id}: ${what}` },
+      );
+    },
     async waitForStatus(
       owned: OwnedService,
       id: string,
       status: DeploymentStatus,
       timeoutMs = 15_000,
     ) {
-      return waitFor(
-        async () => {
-          const res = await api.get(owned, id);
-          return res.body?.status === status ? res.body : null;
-        },
-        { timeoutMs, what: `deployment ${id} to be ${status}` },
-      );
+      return this.waitForDeployment(owned, id, status, (d) => d.status === status, timeoutMs);
     },
+    /** The deployment once its logs contain `text`. */
+    async waitForLogs(owned: OwnedService, id: string, text: string) {
+      return this.waitForDeployment(owned, id, `"${text}" logged`, (d) => d.logs.includes(text));
+    },
+    /** Stops everything compose opened (as SIGTERM would), the stub, and drops the database. */
     async close() {
-      await worker?.stop();
-      await server.close();
-      await relay?.stop();
+      await lifecycle.shutdown('test over');
       await projects.close();
+      const connection = await connectMongo({
+        url: config.MONGO_URL,
+        dbName: config.MONGO_DB,
+        logger,
+      });
       await connection.dropDatabase().catch(() => undefined);
       await connection.close();
     },

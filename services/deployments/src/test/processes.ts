@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitFor } from '@platform/shared/testing';
+import { uniqueName, waitFor } from '@platform/shared/testing';
 
-export const FIXTURES = path.join(__dirname, 'fixtures');
-export const LONG_STEP = `bash ${path.join(FIXTURES, 'long-step.sh')}`;
-export const STUBBORN_STEP = `bash ${path.join(FIXTURES, 'stubborn-step.sh')}`;
+const FIXTURES = path.join(__dirname, 'fixtures');
+const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
 /** Running, not a zombie: orphans may never be reaped where PID 1 does not reap them. */
 export async function isProcessRunning(pid: number): Promise<boolean> {
@@ -13,20 +13,14 @@ export async function isProcessRunning(pid: number): Promise<boolean> {
   return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
-/** The pids a fixture step wrote, once it has written them. */
-export async function pidsWrittenBy(pidDir: string, name: string): Promise<number[]> {
-  return waitFor(
-    async () => {
-      const text = await readFile(path.join(pidDir, `${name}.pids`), 'utf8').catch(() => '');
-      const pids = text.trim().split(/\s+/).filter(Boolean).map(Number);
-      return pids.length > 0 ? pids : null;
-    },
-    { what: `pids of ${name}` },
-  );
+/** Whether none of these processes runs any more. */
+export async function allStopped(pids: number[]): Promise<boolean> {
+  const running = await Promise.all(pids.map(isProcessRunning));
+  return running.every((isRunning) => !isRunning);
 }
 
 /** Kills what a test left running, so a failed assertion leaves no sleeping process behind. */
-export function killQuietly(pids: number[]): void {
+function killQuietly(pids: number[]): void {
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -34,4 +28,42 @@ export function killQuietly(pids: number[]): void {
       // already gone
     }
   }
+}
+
+/**
+ * The fixture steps of a test file, and the directory they write their pids to: made before the
+ * file's tests, removed after them, with every process a test read there killed should it still
+ * run. Steps find the directory in `PID_DIR`, which the commands here set themselves (a pipeline
+ * passes its steps no environment of the service's), and name their file after `DEPLOYMENT_ID`.
+ */
+export function useFixtureSteps() {
+  const dir = path.join(tmpdir(), uniqueName('deployment-steps'));
+  const seen: number[] = [];
+  beforeAll(() => mkdir(dir));
+  afterAll(async () => {
+    killQuietly(seen);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const fixture = (name: string) =>
+    `PID_DIR=${shellQuote(dir)} bash ${shellQuote(path.join(FIXTURES, name))}`;
+  return {
+    dir,
+    /** Runs until stopped; writes its pid and its child's. */
+    longStep: fixture('long-step.sh'),
+    /** Ignores SIGTERM: only SIGKILL stops it. */
+    stubbornStep: fixture('stubborn-step.sh'),
+    /** The pids the step of `name` (a deployment id) wrote, once it has written them. */
+    async pidsOf(name: string): Promise<number[]> {
+      const pids = await waitFor(
+        async () => {
+          const text = await readFile(path.join(dir, `${name}.pids`), 'utf8').catch(() => '');
+          const found = text.trim().split(/\s+/).filter(Boolean).map(Number);
+          return found.length > 0 ? found : null;
+        },
+        { what: `pids of ${name}` },
+      );
+      seen.push(...pids);
+      return pids;
+    },
+  };
 }

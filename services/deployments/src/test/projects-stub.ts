@@ -25,9 +25,9 @@ export interface ProjectsCall {
 const INTERNAL_SERVICE_PATH = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)$/;
 
 /**
- * The projects service's internal ownership endpoint, answered from memory over real HTTP:
- * 200 for a registered service of the identity's account, 404 otherwise, 401 without a valid
- * identity header.
+ * The projects service's internal ownership endpoint, answered from memory over real HTTP as
+ * the projects service answers it: `{ accountId, projectId, serviceId }` for a registered service
+ * of the identity's account, 404 otherwise, 401 without a valid identity header.
  */
 export async function startProjectsStub() {
   const services = new Map<string, string>();
@@ -56,7 +56,7 @@ export async function startProjectsStub() {
     if (!match || services.get(keyOf(projectId, serviceId)) !== accountId) {
       return send(404, { error: 'NOT_FOUND', message: 'Service not found.' });
     }
-    send(200, { projectId, serviceId, accountId });
+    send(200, { accountId, projectId, serviceId });
   };
 
   const server = await startTestServer(handler);

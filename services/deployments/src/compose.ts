@@ -1,0 +1,134 @@
+import {
+  OutboxRelay,
+  Scheduler,
+  connectMongo,
+  createInternalClient,
+  createKafka,
+  createProducer,
+  ensureTopics,
+  startEventConsumer,
+  syncIndexes,
+  writeWithoutRelay,
+  type OutboxWriter,
+  type Runtime,
+} from '@platform/shared';
+import { createApp } from './app';
+import type { Config } from './config';
+import { CLEANUP_TOPICS, removeDeletedDeployments } from './deployments/deployments.consumers';
+import { DeploymentsRepository } from './deployments/deployments.repository';
+import { DeploymentsService } from './deployments/deployments.service';
+import { IdempotencyRepository } from './deployments/idempotency.repository';
+import { createModels } from './models';
+import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/** What a test may change that no setting should. */
+export interface Seams {
+  /**
+   * Leave the status events in their deployment's outbox (no outbox relay), so a test reads
+   * exactly what was recorded, in order, with no Kafka in between. Not a setting: a replica whose
+   * events never leave is broken, whatever an operator meant by it.
+   */
+  holdEvents?: boolean;
+}
+
+/**
+ * The deployments service, opened and wired (main.ts through runService, and every test):
+ * Mongo, Kafka, the outbox relay, the cleanup consumer, the housekeeping, the pipeline worker
+ * (unless PIPELINE_ENABLED is false) and the HTTP app. Each closer is registered as it opens, so
+ * at shutdown the worker hands its deployments back before the relay, consumer and Mongo go.
+ */
+export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  lifecycle.onShutdown('mongo', () => connection.close());
+  const models = createModels(connection);
+  await syncIndexes(models);
+
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'deployments', logger });
+  await ensureTopics(kafka);
+  // Status events wait in their deployment's outbox (deployments.model.ts) for the relay.
+  let outbox: OutboxWriter = writeWithoutRelay;
+  if (!seams.holdEvents) {
+    const relay = new OutboxRelay({
+      producer: createProducer(kafka),
+      models: [models.deployments],
+      logger,
+    });
+    relay.start();
+    lifecycle.onShutdown('outbox relay', () => relay.stop());
+    outbox = relay;
+  }
+
+  const worker = config.PIPELINE_ENABLED
+    ? createPipelineWorker(config, { models, logger, outbox })
+    : undefined;
+  const repository = new DeploymentsRepository(models, outbox);
+  const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
+  const service = new DeploymentsService({
+    deployments: repository,
+    idempotencyKeys,
+    onDeploymentCreated: () => worker?.wake(),
+  });
+
+  const consumer = await startEventConsumer({
+    kafka,
+    groupId: config.KAFKA_GROUP_ID,
+    topics: CLEANUP_TOPICS,
+    logger,
+    connection,
+    handle: removeDeletedDeployments(service, logger),
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
+  });
+  lifecycle.onShutdown('cleanup consumer', () => consumer.stop());
+
+  const scheduler = new Scheduler(logger);
+  scheduler.every({
+    name: 'expired idempotency keys',
+    everyMs: HOUR_MS,
+    run: () => idempotencyKeys.pruneExpired(),
+  });
+  lifecycle.onShutdown('housekeeping', () => scheduler.stop());
+
+  if (worker) {
+    worker.start();
+    lifecycle.onShutdown('pipeline', () => worker.stop());
+    logger.info({ workerId: worker.workerId }, 'pipeline worker started');
+  }
+
+  const projects = createInternalClient({
+    baseUrl: config.PROJECTS_URL,
+    internalSecret: config.INTERNAL_SECRET,
+  });
+  const app = createApp({
+    logger,
+    internalSecret: config.INTERNAL_SECRET,
+    connection,
+    projects,
+    service,
+  });
+  return { app, connection, models, kafka, outbox, repository, worker };
+}
+
+/**
+ * A pipeline worker as the config describes it: the one compose starts, and in tests the
+ * workers of other replicas (more than one worker on one database, one cut off mid-step).
+ */
+export function createPipelineWorker(
+  config: Config,
+  parts: Pick<PipelineWorkerOptions, 'models' | 'logger' | 'outbox'>,
+): PipelineWorker {
+  return new PipelineWorker({
+    ...parts,
+    buildCommand: config.BUILD_COMMAND,
+    deployCommand: config.DEPLOY_COMMAND,
+    commandEnv: { PATH: config.PATH, ...(config.HOME ? { HOME: config.HOME } : {}) },
+    stepTimeoutMs: config.STEP_TIMEOUT_SECONDS * 1000,
+    killGraceMs: config.STEP_KILL_GRACE,
+    logLimitBytes: config.LOG_LIMIT_BYTES,
+    concurrency: config.PIPELINE_CONCURRENCY,
+    leaseMs: config.PIPELINE_LEASE_SECONDS * 1000,
+    heartbeatMs: config.PIPELINE_HEARTBEAT,
+    pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
+  });
+}

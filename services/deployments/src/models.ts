@@ -1,0 +1,14 @@
+import type { Connection } from 'mongoose';
+import { deploymentLogsModel, deploymentModel } from './deployments/deployments.model';
+import { idempotencyKeyModel } from './deployments/idempotency.model';
+
+/** The service's models on one connection (each test file has a database of its own). */
+export function createModels(connection: Connection) {
+  return {
+    deployments: deploymentModel(connection),
+    logs: deploymentLogsModel(connection),
+    idempotencyKeys: idempotencyKeyModel(connection),
+  };
+}
+
+export type Models = ReturnType<typeof createModels>;
