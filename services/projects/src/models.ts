@@ -1,13 +1,11 @@
 import type { Connection } from 'mongoose';
-import { createProjectModel, type ProjectModel } from './projects/projects.model';
-import { createServiceModel, type ServiceModel } from './services/services.model';
+import { projectModel } from './projects/projects.model';
+import { serviceModel } from './services/services.model';
 
-export interface Models {
-  projects: ProjectModel;
-  services: ServiceModel;
-}
-
-export const createModels = (connection: Connection): Models => ({
-  projects: createProjectModel(connection),
-  services: createServiceModel(connection),
+/** Every model of the service on `connection`; compose syncs their indexes at start-up. */
+export const createModels = (connection: Connection) => ({
+  projects: projectModel(connection),
+  services: serviceModel(connection),
 });
+
+export type Models = ReturnType<typeof createModels>;

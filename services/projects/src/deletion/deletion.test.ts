@@ -17,7 +17,7 @@ let collector: Collector;
 let client: ApiClient;
 
 beforeAll(async () => {
-  app = await startTestApp({ deletionConsumer: true });
+  app = await startTestApp();
   collector = await collectMessages(app.kafka, [TOPICS.projectDeleted, TOPICS.serviceDeleted]);
 });
 

@@ -1,5 +1,5 @@
 import { deletedNameKeyOf, nameKeyOf } from './name-key';
-import { nameSchema } from './name.schema';
+import { nameSchema } from './named-resources.schemas';
 
 describe('nameKeyOf', () => {
   it('makes names that differ only in letter case share one key', () => {

@@ -1,6 +1,5 @@
-import type { OutboxWriter } from '@platform/shared';
-import { namedDocuments } from '../names/named-documents';
-import type { ProjectDocument, ProjectModel } from './projects.model';
+import { NamedResources, namedEntityOf } from '../names/named-resources.repository';
+import type { ProjectDocument } from './projects.model';
 
 export interface Project {
   id: string;
@@ -10,25 +9,16 @@ export interface Project {
   createdAt: Date;
 }
 
-const toProject = (doc: ProjectDocument): Project => ({
-  id: doc._id.toHexString(),
-  accountId: doc.accountId,
-  name: doc.name,
-  description: doc.description ?? '',
-  createdAt: doc.createdAt,
-});
-
 /** A project's owner: every read and write names it. */
 export interface ProjectOwner {
   accountId: string;
 }
 
-/** Events are written through `outbox` (the relay publishes them at once). */
-export const createProjectsRepository = (model: ProjectModel, outbox: OutboxWriter) =>
-  namedDocuments<ProjectDocument, ProjectOwner, Project>(model, {
-    outbox,
-    toEntity: toProject,
-    fields: { accountId: 1, name: 1, description: 1, createdAt: 1 },
-  });
+/** Projects as NamedResources owned by an account. */
+export class ProjectsRepository extends NamedResources<ProjectDocument, ProjectOwner, Project> {
+  protected readonly entityFields = { accountId: 1, description: 1 } as const;
 
-export type ProjectsRepository = ReturnType<typeof createProjectsRepository>;
+  protected toEntity(doc: ProjectDocument): Project {
+    return { ...namedEntityOf(doc), accountId: doc.accountId, description: doc.description ?? '' };
+  }
+}

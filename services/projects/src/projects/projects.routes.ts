@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { accountIdOf, listQuery, validate } from '@platform/shared';
+import { accountIdOf, listQuery, listResponse, validate } from '@platform/shared';
 import type { ProjectsService } from './projects.service';
 import {
   createProjectBody,
@@ -13,10 +13,7 @@ export function projectsRouter(projects: ProjectsService): Router {
 
   router.get('/api/projects', async (req, res) => {
     const page = await projects.listProjects(accountIdOf(req), validate(listQuery, req.query));
-    res.json({
-      projects: page.items.map(toProjectListItem),
-      ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-    });
+    res.json(listResponse('projects', page, toProjectListItem));
   });
 
   router.post('/api/projects', async (req, res) => {

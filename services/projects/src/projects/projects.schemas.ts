@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { nameSchema } from '../names/name.schema';
+import type { OwnedResource } from '@platform/shared';
+import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
 import type { Project } from './projects.repository';
 
 export const DESCRIPTION_MAX_LENGTH = 2_000;
@@ -21,24 +22,17 @@ export const updateProjectBody = z
   });
 export type UpdateProjectBody = z.infer<typeof updateProjectBody>;
 
-/** The Project of the spec: exactly these fields. */
+/** The Project of the spec: exactly id, name, description and createdAt. */
 export const toProjectResponse = (project: Project) => ({
-  id: project.id,
-  name: project.name,
+  ...toNamedResponse(project),
   description: project.description,
-  createdAt: project.createdAt.toISOString(),
 });
 
 /** An item of the project list: the spec leaves the description out. */
-export const toProjectListItem = (project: Project) => ({
-  id: project.id,
-  name: project.name,
-  createdAt: project.createdAt.toISOString(),
-});
+export const toProjectListItem = toNamedResponse;
 
-/** The internal endpoint's answer, for deployments and webhooks (docs/architecture.md). */
-export const toInternalProject = (project: Project) => ({
-  id: project.id,
+/** The internal endpoint's answer: what requireOwnership puts on deployments' and webhooks' requests. */
+export const toOwnedProject = (project: Project): OwnedResource => ({
   accountId: project.accountId,
-  name: project.name,
+  projectId: project.id,
 });

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { accountIdOf, listQuery, validate } from '@platform/shared';
+import { accountIdOf, listQuery, listResponse, validate } from '@platform/shared';
 import type { ServicesService } from './services.service';
 import { createServiceBody, toServiceResponse, updateServiceBody } from './services.schemas';
 
@@ -12,10 +12,7 @@ export function servicesRouter(services: ServicesService): Router {
   router.get(SERVICES, async (req, res) => {
     const query = validate(listQuery, req.query);
     const page = await services.listServices(accountIdOf(req), req.params.projectId, query);
-    res.json({
-      services: page.items.map(toServiceResponse),
-      ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-    });
+    res.json(listResponse('services', page, toServiceResponse));
   });
 
   router.post(SERVICES, async (req, res) => {

@@ -1,24 +1,26 @@
 import { z } from 'zod';
-import { nameSchema } from '../names/name.schema';
+import type { OwnedResource } from '@platform/shared';
+import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
 import type { Service } from './services.repository';
 
-export const createServiceBody = z.object({ name: nameSchema }).strict();
+/** A service has nothing but its name to set, at creation and rename alike. */
+const serviceBody = z.object({ name: nameSchema }).strict();
+
+export const createServiceBody = serviceBody;
 export type CreateServiceBody = z.infer<typeof createServiceBody>;
 
-export const updateServiceBody = z.object({ name: nameSchema }).strict();
+export const updateServiceBody = serviceBody;
 export type UpdateServiceBody = z.infer<typeof updateServiceBody>;
 
-/** The Service of contracts.md, Extensions: exactly these fields. */
+/** The Service of contracts.md, Extensions: exactly id, projectId, name and createdAt. */
 export const toServiceResponse = (service: Service) => ({
-  id: service.id,
+  ...toNamedResponse(service),
   projectId: service.projectId,
-  name: service.name,
-  createdAt: service.createdAt.toISOString(),
 });
 
-/** The internal endpoint's answer, for deployments (docs/architecture.md). */
-export const toInternalService = (service: Service) => ({
+/** The internal endpoint's answer: what requireOwnership puts on deployments' requests. */
+export const toOwnedService = (service: Service): OwnedResource => ({
+  accountId: service.accountId,
   projectId: service.projectId,
   serviceId: service.id,
-  accountId: service.accountId,
 });

@@ -1,117 +1,96 @@
 import {
-  conflict,
   newEvent,
   notFound,
-  outboxEntry,
   parseObjectId,
-  rejectDuplicate,
   TOPICS,
   type ListQuery,
   type ServiceDeletedEvent,
 } from '@platform/shared';
+import { NamedResourceService } from '../names/named-resources.service';
 import type { ProjectsRepository } from '../projects/projects.repository';
+import type { ServiceDocument } from './services.model';
 import type { Service, ServiceOwner, ServicesRepository } from './services.repository';
 import type { CreateServiceBody, UpdateServiceBody } from './services.schemas';
 
 /** Keeps the unpaged list of a project's services bounded, as the project quota does for projects. */
 export const SERVICES_PER_PROJECT = 1_000;
 
-const nameTaken = (name: string) => () =>
-  conflict(`A service named "${name}" already exists in this project.`);
+/**
+ * The services of one of the caller's projects (NamedResourceService holds what projects share).
+ * Every route here sits under a project: a missing, deleted or foreign one hides its services.
+ */
+export class ServicesService extends NamedResourceService<ServiceDocument, ServiceOwner, Service> {
+  private readonly projects: ProjectsRepository;
+  private readonly services: ServicesRepository;
 
-export function createServicesService(deps: {
-  projects: ProjectsRepository;
-  services: ServicesRepository;
-}) {
-  const { projects, services } = deps;
-
-  /** Every route here sits under a project: a missing, deleted or foreign one hides its services. */
-  async function requireProject(accountId: string, projectId: string): Promise<ServiceOwner> {
-    const id = parseObjectId(projectId, 'Project');
-    if (!(await projects.findLive({ accountId }, id))) throw notFound('Project');
-    return { projectId: id, accountId };
+  constructor(deps: { projects: ProjectsRepository; services: ServicesRepository }) {
+    super(deps.services, {
+      what: 'Service',
+      quota: SERVICES_PER_PROJECT,
+      quotaReachedMessage: `A project can have at most ${SERVICES_PER_PROJECT} services: delete one to create another.`,
+      nameTakenMessage: (name) => `A service named "${name}" already exists in this project.`,
+    });
+    this.projects = deps.projects;
+    this.services = deps.services;
   }
 
-  async function getService(
-    accountId: string,
-    projectId: string,
-    serviceId: string,
-  ): Promise<Service> {
+  async getService(accountId: string, projectId: string, serviceId: string): Promise<Service> {
     const owner = { projectId: parseObjectId(projectId, 'Project'), accountId };
-    const serviceKey = parseObjectId(serviceId, 'Service');
+    const serviceKey = this.idOf(serviceId);
     // Side by side: this backs the internal endpoint that deployments call on every request.
     const [project, service] = await Promise.all([
-      projects.findLive({ accountId }, owner.projectId),
-      services.findLive(owner, serviceKey),
+      this.projects.findLive({ accountId }, owner.projectId),
+      this.services.findLive(owner, serviceKey),
     ]);
     if (!project) throw notFound('Project');
     if (!service) throw notFound('Service');
     return service;
   }
 
-  async function listServices(accountId: string, projectId: string, query: ListQuery) {
-    return services.listLive(await requireProject(accountId, projectId), query);
+  async listServices(accountId: string, projectId: string, query: ListQuery) {
+    return this.listOwned(await this.requireProject(accountId, projectId), query);
   }
 
-  async function createService(
+  async createService(
     accountId: string,
     projectId: string,
     body: CreateServiceBody,
   ): Promise<Service> {
-    const owner = await requireProject(accountId, projectId);
-    if ((await services.countLive(owner)) >= SERVICES_PER_PROJECT) {
-      throw conflict(
-        `A project can have at most ${SERVICES_PER_PROJECT} services: delete one to create another.`,
-      );
-    }
-    const service = await rejectDuplicate(services.insert(owner, body), nameTaken(body.name));
+    const owner = await this.requireProject(accountId, projectId);
+    const service = await this.createOwned(owner, body);
     // The project can be deleted between the check and the insert, after its cascade ran; such a
     // service would outlive it, so it is taken back.
-    if (!(await projects.findLive({ accountId }, owner.projectId))) {
-      await services.remove(parseObjectId(service.id));
+    if (!(await this.projects.findLive({ accountId }, owner.projectId))) {
+      await this.services.remove(parseObjectId(service.id));
       throw notFound('Project');
     }
     return service;
   }
 
-  async function renameService(
+  async renameService(
     accountId: string,
     projectId: string,
     serviceId: string,
     body: UpdateServiceBody,
   ): Promise<Service> {
-    const owner = await requireProject(accountId, projectId);
-    const service = await rejectDuplicate(
-      services.updateLive(owner, parseObjectId(serviceId, 'Service'), body),
-      nameTaken(body.name),
-    );
-    if (!service) throw notFound('Service');
-    return service;
+    return this.updateOwned(await this.requireProject(accountId, projectId), serviceId, body);
   }
 
-  /** Same pattern as deleteProject: marked deleted with its `service.deleted` event in one write. */
-  async function deleteService(
-    accountId: string,
-    projectId: string,
-    serviceId: string,
-  ): Promise<void> {
-    const owner = await requireProject(accountId, projectId);
-    const serviceKey = parseObjectId(serviceId, 'Service');
-    const event = newEvent<ServiceDeletedEvent>({
-      type: 'service.deleted',
-      accountId,
-      projectId: owner.projectId.toHexString(),
-      serviceId: serviceKey.toHexString(),
-    });
-    const deleted = await services.markDeleted(
-      owner,
-      serviceKey,
-      outboxEntry(TOPICS.serviceDeleted, event.serviceId, event),
+  async deleteService(accountId: string, projectId: string, serviceId: string): Promise<void> {
+    const owner = await this.requireProject(accountId, projectId);
+    await this.deleteOwned(owner, serviceId, TOPICS.serviceDeleted, (id) =>
+      newEvent<ServiceDeletedEvent>({
+        type: 'service.deleted',
+        accountId,
+        projectId: owner.projectId.toHexString(),
+        serviceId: id.toHexString(),
+      }),
     );
-    if (!deleted) throw notFound('Service');
   }
 
-  return { getService, listServices, createService, renameService, deleteService };
+  private async requireProject(accountId: string, projectId: string): Promise<ServiceOwner> {
+    const id = parseObjectId(projectId, 'Project');
+    if (!(await this.projects.findLive({ accountId }, id))) throw notFound('Project');
+    return { projectId: id, accountId };
+  }
 }
-
-export type ServicesService = ReturnType<typeof createServicesService>;

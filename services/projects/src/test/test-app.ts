@@ -1,113 +1,51 @@
-import type { Kafka } from 'kafkajs';
-import type { Connection } from 'mongoose';
-import {
-  connectMongo,
-  createKafka,
-  createProducer,
-  ensureTopics,
-  OutboxRelay,
-  syncIndexes,
-  type EventConsumer,
-} from '@platform/shared';
-import {
-  startTestServer,
-  TEST_INTERNAL_SECRET,
-  testInfraUrls,
-  testLogger,
-  uniqueName,
-  type TestServer,
-} from '@platform/shared/testing';
-import { createApp } from '../app';
-import { startDeletionConsumer } from '../deletion/deletion.consumer';
-import { createModels, type Models } from '../models';
-import { createProjectsRepository } from '../projects/projects.repository';
-import { createServicesRepository } from '../services/services.repository';
+import { connectMongo, Lifecycle, parseConfig } from '@platform/shared';
+import { startTestServer, testEnv, testLogger, uniqueName } from '@platform/shared/testing';
+import { compose } from '../compose';
+import { configSchema, type Config } from '../config';
 
-export interface TestApp {
+export type TestApp = Awaited<ReturnType<typeof compose>> & {
   url: string;
-  connection: Connection;
-  models: Models;
-  kafka: Kafka;
-  relay: OutboxRelay;
-  consumer?: EventConsumer;
   /** The deletion consumer's group (it names the handled-event records). */
   groupId: string;
   close(): Promise<void>;
-}
+};
 
 /**
- * The service as main.ts wires it, in the test process: its own database, the outbox relay
- * and, when asked, the deletion consumer in a group of its own; HTTP on a free port.
+ * The service as main.ts starts it (the same compose), in the test process: its own database,
+ * its own consumer group starting at the end of the topics (other files' deletions are none of
+ * this file's business), HTTP on a free port. `close` shuts it down as SIGTERM would, then drops
+ * the database.
  */
-export async function startTestApp(options: { deletionConsumer?: boolean } = {}): Promise<TestApp> {
-  const { mongoUrl, kafkaBrokers } = testInfraUrls();
+export async function startTestApp(): Promise<TestApp> {
+  const config = parseConfig(configSchema, {
+    ...testEnv(),
+    MONGO_DB: uniqueName('projects_test'),
+    KAFKA_GROUP_ID: uniqueName('projects-test'),
+    KAFKA_FROM_BEGINNING: 'false',
+  });
   const logger = testLogger('projects');
-  const connection = await connectMongo({
-    url: mongoUrl,
-    dbName: uniqueName('projects_test'),
-    logger,
-  });
-  const models = createModels(connection);
-  await syncIndexes([models.projects, models.services]);
-
-  const kafka = createKafka({
-    brokers: kafkaBrokers,
-    clientId: uniqueName('projects-test'),
-    logger,
-  });
-  await ensureTopics(kafka);
-  const relay = new OutboxRelay({
-    producer: createProducer(kafka),
-    models: [models.projects, models.services],
-    logger,
-  });
-  relay.start();
-
-  const groupId = uniqueName('projects-test');
-  const consumer = options.deletionConsumer
-    ? await startDeletionConsumer({
-        kafka,
-        groupId,
-        connection,
-        projects: createProjectsRepository(models.projects, relay),
-        services: createServicesRepository(models.services, relay),
-        logger,
-        // Other files' deletions already on the topics are none of this file's business.
-        fromBeginning: false,
-      })
-    : undefined;
-
-  let server: TestServer | undefined;
+  const lifecycle = new Lifecycle(logger);
+  const close = async () => {
+    await lifecycle.shutdown('test over');
+    await dropDatabase(config);
+  };
   try {
-    server = await startTestServer(
-      createApp({
-        logger,
-        internalSecret: TEST_INTERNAL_SECRET,
-        connection,
-        models,
-        outbox: relay,
-      }),
-    );
+    const composed = await compose(config, { logger, lifecycle });
+    const server = await startTestServer(composed.app);
+    lifecycle.onShutdown('http server', () => server.close());
+    return { ...composed, url: server.url, groupId: config.KAFKA_GROUP_ID, close };
   } catch (err) {
-    await consumer?.stop();
-    await relay.stop();
+    await close();
     throw err;
   }
-  const started = server;
-  return {
-    url: started.url,
-    connection,
-    models,
-    kafka,
-    relay,
-    consumer,
-    groupId,
-    async close() {
-      await started.close();
-      await consumer?.stop();
-      await relay.stop();
-      await connection.dropDatabase();
-      await connection.close();
-    },
-  };
+}
+
+async function dropDatabase(config: Config): Promise<void> {
+  const connection = await connectMongo({
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB,
+    logger: testLogger('projects'),
+  });
+  await connection.dropDatabase();
+  await connection.close();
 }

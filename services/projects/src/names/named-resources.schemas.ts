@@ -12,3 +12,10 @@ export const nameSchema = z
   .min(1, 'must not be empty')
   .max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`)
   .refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters');
+
+/** What the API shows of every project and service: id, name and createdAt. */
+export const toNamedResponse = (entity: { id: string; name: string; createdAt: Date }) => ({
+  id: entity.id,
+  name: entity.name,
+  createdAt: entity.createdAt.toISOString(),
+});
