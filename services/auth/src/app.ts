@@ -1,35 +1,32 @@
 import type { Express } from 'express';
 import type { Connection } from 'mongoose';
-import { createServiceApp, pingMongo, type Logger, type Metrics } from '@platform/shared';
-import { AccountsRepository } from './accounts/accounts.repository';
+import { createMetrics, createServiceApp, pingMongo, type Logger } from '@platform/shared';
+import type { AccountsRepository } from './accounts/accounts.repository';
 import { accountsRouter } from './accounts/accounts.routes';
-import type { VerifyGoogleIdToken } from './login/google-id-token';
 import { loginRouter } from './login/login.routes';
-import { LoginService } from './login/login.service';
-import type { Models } from './models';
+import type { LoginService } from './login/login.service';
 
-export interface AuthAppDeps {
+export interface AppDeps {
   logger: Logger;
-  metrics: Metrics;
-  connection: Connection;
-  models: Models;
   internalSecret: string;
-  verifyIdToken: VerifyGoogleIdToken;
+  /** Readiness pings it. */
+  connection: Connection;
+  accounts: AccountsRepository;
+  login: LoginService;
 }
 
 /**
- * The login callback is a public route: it is itself the authentication, and the gateway
- * cannot know the account before it (docs/architecture.md). Everything else needs the identity.
+ * The auth service's HTTP app, as compose.ts builds it. The login callback is a public route: it
+ * is itself the authentication, and the gateway cannot know the account before it
+ * (docs/architecture.md). Everything else needs the identity.
  */
-export function createApp(deps: AuthAppDeps): Express {
-  const accounts = new AccountsRepository(deps.models.accounts);
-  const login = new LoginService(deps.verifyIdToken, accounts);
+export function createApp(deps: AppDeps): Express {
   return createServiceApp({
     logger: deps.logger,
-    metrics: deps.metrics,
+    metrics: createMetrics('auth'),
     readiness: { mongo: () => pingMongo(deps.connection) },
     internalSecret: deps.internalSecret,
-    publicRoutes: (app) => app.use(loginRouter(login)),
-    routes: (app) => app.use(accountsRouter(accounts)),
+    publicRoutes: (app) => app.use(loginRouter(deps.login)),
+    routes: (app) => app.use(accountsRouter(deps.accounts)),
   });
 }

@@ -1,13 +1,15 @@
-import { connectMongo, createMetrics, syncIndexes, type Runtime } from '@platform/shared';
+import { connectMongo, syncIndexes, type Runtime } from '@platform/shared';
+import { AccountsRepository } from './accounts/accounts.repository';
 import { createApp } from './app';
 import type { Config } from './config';
 import { createGoogleIdTokenVerifier } from './login/google-id-token';
+import { LoginService } from './login/login.service';
 import { createModels } from './models';
 
 /**
- * The auth service's composition root, for main.ts and the tests alike: MongoDB (indexes
- * created), the Google ID-token verifier (GOOGLE_CERTS_URL points it at dev-idp or a test key
- * set), and the app.
+ * The auth service's composition root, for main.ts (runService) and every test alike: opens
+ * Mongo (indexes created) and builds the app on it. Nothing here needs a seam: tests point the
+ * Google ID-token verifier at dev-idp's certificates through GOOGLE_CERTS_URL.
  */
 export async function compose(config: Config, { logger, lifecycle }: Runtime) {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
@@ -15,16 +17,17 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime) {
   const models = createModels(connection);
   await syncIndexes(models);
 
+  const accounts = new AccountsRepository(models.accounts);
+  const verifyIdToken = createGoogleIdTokenVerifier({
+    clientId: config.GOOGLE_CLIENT_ID,
+    certsUrl: config.GOOGLE_CERTS_URL,
+  });
   const app = createApp({
     logger,
-    metrics: createMetrics('auth'),
-    connection,
-    models,
     internalSecret: config.INTERNAL_SECRET,
-    verifyIdToken: createGoogleIdTokenVerifier({
-      clientId: config.GOOGLE_CLIENT_ID,
-      certsUrl: config.GOOGLE_CERTS_URL,
-    }),
+    connection,
+    accounts,
+    login: new LoginService(verifyIdToken, accounts),
   });
   return { app, connection, models };
 }

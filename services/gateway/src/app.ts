@@ -9,8 +9,8 @@ import {
   jsonBody,
   notFoundHandler,
   requireJsonBody,
+  createMetrics,
   type Logger,
-  type Metrics,
 } from '@platform/shared';
 import type { Config } from './config';
 import { devIdpProxy } from './dev/dev-idp.proxy';
@@ -21,11 +21,10 @@ import { clientIp, rateLimit, sessionDigest } from './rate-limit/rate-limit';
 import { checkOrigin } from './security/origin';
 import { renewSession, requireSession, sessions } from './sessions/sessions';
 
-export interface GatewayDeps {
+export interface AppDeps {
   config: Config;
   redis: Redis;
   logger: Logger;
-  metrics: Metrics;
   /** Keep-alive agent for the upstream services (destroyed at shutdown by its owner). */
   upstreamAgent: Agent;
   /** Where the OpenAPI document is read from (services/gateway/openapi.json). */
@@ -38,14 +37,8 @@ export interface GatewayDeps {
  * the session, the per-IP and per-session limits, the login callback, and behind a required
  * session: its renewal, logout, JSON bodies and the proxy to the services.
  */
-export function createApp({
-  config,
-  redis,
-  logger,
-  metrics,
-  upstreamAgent,
-  openApiFile,
-}: GatewayDeps): Express {
+export function createApp({ config, redis, logger, upstreamAgent, openApiFile }: AppDeps): Express {
+  const metrics = createMetrics('gateway');
   const keys = {
     sessions: `${config.REDIS_PREFIX}sess:`,
     ipLimit: `${config.REDIS_PREFIX}rl:ip:`,

@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { join } from 'node:path';
-import { createMetrics, type Runtime } from '@platform/shared';
+import type { Runtime } from '@platform/shared';
 import { createApp } from './app';
 import type { Config } from './config';
 import { createRedis, redisReady } from './redis/redis';
@@ -29,7 +29,6 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     config,
     redis,
     logger,
-    metrics: createMetrics('gateway'),
     upstreamAgent,
     openApiFile: seams.openApiFile ?? join(__dirname, '..', 'openapi.json'),
   });

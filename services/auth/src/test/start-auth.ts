@@ -35,16 +35,21 @@ export async function startAuth(options: { certsUrl?: string } = {}): Promise<Ru
     GOOGLE_CLIENT_ID: idp.clientId,
     GOOGLE_CERTS_URL: options.certsUrl ?? idp.certsUrl,
   });
-  const { app, connection, models } = await compose(config, { logger, lifecycle });
-  lifecycle.onShutdown('test database', () => connection.dropDatabase());
-  const server = await startTestServer(app);
-  lifecycle.onShutdown('test server', () => server.close());
-  return {
-    url: server.url,
-    idp,
-    accounts: models.accounts,
-    close: () => lifecycle.shutdown('test over'),
-  };
+  try {
+    const { app, connection, models } = await compose(config, { logger, lifecycle });
+    lifecycle.onShutdown('test database', () => connection.dropDatabase());
+    const server = await startTestServer(app);
+    lifecycle.onShutdown('test server', () => server.close());
+    return {
+      url: server.url,
+      idp,
+      accounts: models.accounts,
+      close: () => lifecycle.shutdown('test over'),
+    };
+  } catch (err) {
+    await lifecycle.shutdown('start failed');
+    throw err;
+  }
 }
 
 /**

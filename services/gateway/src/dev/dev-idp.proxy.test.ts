@@ -1,21 +1,14 @@
-import { startDevIdp, type RunningDevIdp } from '../../../../tools/dev-idp/src/test/start-dev-idp';
-import { startGateway, type TestGateway } from '../test/start-gateway';
+import { errorBody, useRunning } from '@platform/shared/testing';
+import { startDevIdp } from '../../../../tools/dev-idp/src/test/start-dev-idp';
+import { startGateway } from '../test/start-gateway';
+
+const idp = useRunning(startDevIdp);
 
 describe('/dev/ (dev-idp through the gateway)', () => {
-  let idp: RunningDevIdp;
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    idp = await startDevIdp();
-    gateway = await startGateway({ DEV_IDP_URL: idp.url });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await idp.close();
-  });
+  const gateway = useRunning(() => startGateway({ DEV_IDP_URL: idp().url }));
 
   it('serves the sign-in page on the gateway origin with dev-idp’s own script policy', async () => {
-    const response = await fetch(`${gateway.url}/dev/`);
+    const response = await fetch(`${gateway().url}/dev/`);
     const html = await response.text();
 
     expect(response.status).toBe(200);
@@ -28,14 +21,14 @@ describe('/dev/ (dev-idp through the gateway)', () => {
   });
 
   it('redirects /dev to /dev/ so the page’s relative links resolve under /dev/', async () => {
-    const response = await fetch(`${gateway.url}/dev`, { redirect: 'manual' });
+    const response = await fetch(`${gateway().url}/dev`, { redirect: 'manual' });
 
     expect(response.status).toBe(308);
     expect(response.headers.get('location')).toBe('/dev/');
   });
 
   it('mints a credential at /dev/token', async () => {
-    const response = await gateway.request('/dev/token', {
+    const response = await gateway().request('/dev/token', {
       method: 'POST',
       body: { email: 'ada@example.com', name: 'Ada' },
     });
@@ -47,35 +40,27 @@ describe('/dev/ (dev-idp through the gateway)', () => {
   });
 
   it('does not route paths that merely start with /dev', async () => {
-    const response = await gateway.request('/devices');
+    const response = await gateway().request('/devices');
 
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ error: 'NOT_FOUND', message: expect.any(String) });
+    expect(response.body).toEqual(errorBody('NOT_FOUND'));
   });
 });
 
 describe('/dev/ in production', () => {
-  let idp: RunningDevIdp;
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    idp = await startDevIdp();
-    gateway = await startGateway({ NODE_ENV: 'production', DEV_IDP_URL: idp.url });
-  });
-  afterAll(async () => {
-    await gateway.close();
-    await idp.close();
-  });
+  const gateway = useRunning(() =>
+    startGateway({ NODE_ENV: 'production', DEV_IDP_URL: idp().url }),
+  );
 
   it('is not there, even with DEV_IDP_URL set', async () => {
-    const page = await gateway.request('/dev/');
-    const token = await gateway.request('/dev/token', {
+    const page = await gateway().request('/dev/');
+    const token = await gateway().request('/dev/token', {
       method: 'POST',
       body: { email: 'a@example.com', name: 'A' },
     });
 
     expect(page.status).toBe(404);
-    expect(page.body).toEqual({ error: 'NOT_FOUND', message: expect.any(String) });
+    expect(page.body).toEqual(errorBody('NOT_FOUND'));
     expect(token.status).toBe(404);
   });
 });

@@ -1,20 +1,15 @@
-import { startTestServer } from '@platform/shared/testing';
-import { sessionCookieOf, startGateway, type TestGateway } from '../test/start-gateway';
+import { errorBody, startTestServer, useRunning } from '@platform/shared/testing';
+import { sessionCookieOf, startGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
 import { LOGIN_PATH } from './auth-login';
 
 const DAY_MS = 24 * 3600 * 1000;
 
 describe('POST /api/accounts/google-auth-login-callback', () => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    gateway = await startGateway();
-  });
-  afterAll(() => gateway.close());
+  const gateway = useRunning(() => startGateway());
 
   const postLogin = (body: unknown, cookie: string, headers: Record<string, string> = {}) =>
-    gateway.request(LOGIN_PATH, { method: 'POST', body, headers: { cookie, ...headers } });
+    gateway().request(LOGIN_PATH, { method: 'POST', body, headers: { cookie, ...headers } });
 
   it('answers the account and sets an httpOnly, SameSite=Lax session cookie for 7 days', async () => {
     const response = await postLogin(
@@ -39,18 +34,18 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
   it('stores the account and the login time in Redis under the new session id, with a 7-day TTL', async () => {
     const before = Date.now();
 
-    const { sessionId } = await gateway.logIn();
+    const { sessionId } = await gateway().logIn();
 
-    const stored = JSON.parse((await gateway.redis.get(gateway.sessionKey(sessionId)))!);
+    const stored = JSON.parse((await gateway().redis.get(gateway().sessionKey(sessionId)))!);
     expect(stored).toMatchObject({ accountId: STUB_ACCOUNT.id, createdAt: expect.any(Number) });
     expect(stored.createdAt).toBeGreaterThanOrEqual(before);
-    const ttl = await gateway.redis.pttl(gateway.sessionKey(sessionId));
+    const ttl = await gateway().redis.pttl(gateway().sessionKey(sessionId));
     expect(ttl).toBeGreaterThan(7 * DAY_MS - 60_000);
     expect(ttl).toBeLessThanOrEqual(7 * DAY_MS);
   });
 
   it('forwards the body, the g_csrf_token cookie alone and the request id to auth', async () => {
-    const before = gateway.stubs.auth.received.length;
+    const before = gateway().stubs.auth.received.length;
 
     const response = await postLogin(
       { credential: GOOD_CREDENTIAL, csrfToken: 'csrf-2' },
@@ -60,7 +55,7 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
 
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toBe('login-request-1');
-    const [received, ...more] = gateway.stubs.auth.received.slice(before);
+    const [received, ...more] = gateway().stubs.auth.received.slice(before);
     expect(more).toHaveLength(0);
     expect(received).toMatchObject({ method: 'POST', path: LOGIN_PATH, accountId: null });
     expect(JSON.parse(received!.body)).toEqual({
@@ -72,92 +67,84 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
     expect(received!.headers['x-platform-identity']).toBeUndefined();
   });
 
-  it('passes a refused credential through unchanged and creates no session', async () => {
-    const sessionsBefore = await gateway.keys('sess:*');
-
-    const response = await postLogin(
+  it.each([
+    [
+      'a refused credential as 401',
       { credential: 'stolen', csrfToken: 'csrf-3' },
       'g_csrf_token=csrf-3',
-    );
-
-    expect(response.status).toBe(401);
-    expect(response.body).toEqual({
-      error: 'UNAUTHORIZED',
-      message: 'Invalid credential: login is required.',
-    });
-    expect(response.headers.getSetCookie()).toEqual([]);
-    expect(await gateway.keys('sess:*')).toEqual(sessionsBefore);
-  });
-
-  it('passes a CSRF failure through as 403 and creates no session', async () => {
-    const sessionsBefore = await gateway.keys('sess:*');
-
-    const response = await postLogin(
+      401,
+      errorBody('UNAUTHORIZED', 'Invalid credential: login is required.'),
+    ],
+    [
+      'a CSRF failure as 403',
       { credential: GOOD_CREDENTIAL, csrfToken: 'csrf-4' },
       'g_csrf_token=other',
-    );
+      403,
+      errorBody('CSRF_FAILED', 'The CSRF token does not match.'),
+    ],
+  ])(
+    'passes %s through unchanged and creates no session',
+    async (_case, body, cookie, status, error) => {
+      const sessionsBefore = await gateway().keys('sess:*');
 
-    expect(response.status).toBe(403);
-    expect(response.body).toEqual({
-      error: 'CSRF_FAILED',
-      message: 'The CSRF token does not match.',
-    });
-    expect(response.headers.getSetCookie()).toEqual([]);
-    expect(await gateway.keys('sess:*')).toEqual(sessionsBefore);
-  });
+      const response = await postLogin(body, cookie);
+
+      expect(response.status).toBe(status);
+      expect(response.body).toEqual(error);
+      expect(response.headers.getSetCookie()).toEqual([]);
+      expect(await gateway().keys('sess:*')).toEqual(sessionsBefore);
+    },
+  );
 
   it('gives a new session id at login and destroys the session the request came with', async () => {
-    const first = await gateway.logIn();
+    const first = await gateway().logIn();
 
-    const second = await gateway.logIn({ cookie: first.cookie });
+    const second = await gateway().logIn({ cookie: first.cookie });
 
     expect(second.sessionId).not.toBe(first.sessionId);
-    expect(await gateway.redis.exists(gateway.sessionKey(first.sessionId))).toBe(0);
-    expect(await gateway.redis.exists(gateway.sessionKey(second.sessionId))).toBe(1);
-    expect((await gateway.request('/api/projects', { cookie: first.cookie })).status).toBe(401);
-    expect((await gateway.request('/api/projects', { cookie: second.cookie })).status).toBe(200);
+    expect(await gateway().redis.exists(gateway().sessionKey(first.sessionId))).toBe(0);
+    expect(await gateway().redis.exists(gateway().sessionKey(second.sessionId))).toBe(1);
+    expect((await gateway().request('/api/projects', { cookie: first.cookie })).status).toBe(401);
+    expect((await gateway().request('/api/projects', { cookie: second.cookie })).status).toBe(200);
   });
 
   it('never adopts a session id chosen by the client', async () => {
-    const { sessionId } = await gateway.logIn({ cookie: 'platform.sid=attacker-chosen-id' });
+    const { sessionId } = await gateway().logIn({ cookie: 'platform.sid=attacker-chosen-id' });
 
     expect(sessionId).not.toBe('attacker-chosen-id');
-    expect(await gateway.redis.exists(gateway.sessionKey('attacker-chosen-id'))).toBe(0);
+    expect(await gateway().redis.exists(gateway().sessionKey('attacker-chosen-id'))).toBe(0);
   });
 
   it('answers 400 INVALID_REQUEST to a body that is not JSON, without asking auth', async () => {
-    const before = gateway.stubs.auth.received.length;
+    const before = gateway().stubs.auth.received.length;
 
     const response = await postLogin('credential=x&csrfToken=y', 'g_csrf_token=y', {
       'content-type': 'application/x-www-form-urlencoded',
     });
 
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: 'INVALID_REQUEST', message: expect.any(String) });
-    expect(gateway.stubs.auth.received.length).toBe(before);
+    expect(response.body).toEqual(errorBody('INVALID_REQUEST'));
+    expect(gateway().stubs.auth.received.length).toBe(before);
   });
 });
 
 describe('login while auth does not answer', () => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
+  const gateway = useRunning(async () => {
     const gone = await startTestServer(() => undefined);
     await gone.close();
-    gateway = await startGateway({ AUTH_URL: gone.url });
+    return startGateway({ AUTH_URL: gone.url });
   });
-  afterAll(() => gateway.close());
 
   it('answers 503 SERVICE_UNAVAILABLE as JSON and creates no session', async () => {
-    const response = await gateway.request(LOGIN_PATH, {
+    const response = await gateway().request(LOGIN_PATH, {
       method: 'POST',
       body: { credential: GOOD_CREDENTIAL, csrfToken: 'c' },
       headers: { cookie: 'g_csrf_token=c' },
     });
 
     expect(response.status).toBe(503);
-    expect(response.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
+    expect(response.body).toEqual(errorBody('SERVICE_UNAVAILABLE'));
     expect(sessionCookieOf(response)).toBeNull();
-    expect(await gateway.keys('sess:*')).toEqual([]);
+    expect(await gateway().keys('sess:*')).toEqual([]);
   });
 });

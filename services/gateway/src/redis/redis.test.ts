@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { waitFor } from '@platform/shared/testing';
+import { useRunning, waitFor } from '@platform/shared/testing';
 import { startGateway, type TestGateway } from '../test/start-gateway';
 
 /** Watches, through MONITOR, the commands the gateway sends that touch its own keys. */
@@ -13,33 +13,39 @@ async function watchCommands(gateway: TestGateway) {
       seen.push(args);
     }
   });
-  return { seen, stop: () => monitor.disconnect() };
+  const sentinel = `${gateway.config.REDIS_PREFIX}sentinel`;
+  const isSentinel = (args: string[]) => args[1] === sentinel;
+  return {
+    /**
+     * Every command the gateway has sent so far: a sentinel goes out on the gateway's own
+     * connection, whose commands Redis runs in order, so all sent before it are seen before it.
+     */
+    async sentSoFar() {
+      await gateway.redis.exists(sentinel);
+      await waitFor(() => seen.some(isSentinel), { what: 'the sentinel to be seen' });
+      return seen.slice(0, seen.findIndex(isSentinel));
+    },
+    stop: () => monitor.disconnect(),
+  };
 }
 
 describe('Redis commands of a proxied request', () => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    gateway = await startGateway();
-  });
-  afterAll(() => gateway.close());
+  const gateway = useRunning(() => startGateway());
 
   it('reads the session and counts the IP and session limits in one script call, writing nothing else', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
-    const watch = await watchCommands(gateway);
+    const { cookie, sessionId } = await gateway().logIn();
+    const watch = await watchCommands(gateway());
     try {
-      const response = await gateway.request('/api/projects', { cookie });
+      const response = await gateway().request('/api/projects', { cookie });
       expect(response.status).toBe(200);
-      await waitFor(async () => watch.seen.length >= 2, { what: 'the commands to be seen' });
-      // Anything more (an EXPIRE from a touch, a second counter) would follow within this pause.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const sent = await watch.sentSoFar();
 
-      expect(watch.seen.map(([name]) => name!.toLowerCase())).toEqual(['get', 'evalsha']);
-      expect(watch.seen[0]).toEqual(['get', gateway.sessionKey(sessionId)]);
-      const [, , keyCount, ipKey, sessionKey] = watch.seen[1]!;
+      expect(sent.map(([name]) => name!.toLowerCase())).toEqual(['get', 'evalsha']);
+      expect(sent[0]).toEqual(['get', gateway().sessionKey(sessionId)]);
+      const [, , keyCount, ipKey, sessionKey] = sent[1]!;
       expect(keyCount).toBe('2');
-      expect(ipKey).toMatch(new RegExp(`^${gateway.config.REDIS_PREFIX}rl:ip:`));
-      expect(sessionKey).toMatch(new RegExp(`^${gateway.config.REDIS_PREFIX}rl:session:`));
+      expect(ipKey).toMatch(new RegExp(`^${gateway().config.REDIS_PREFIX}rl:ip:`));
+      expect(sessionKey).toMatch(new RegExp(`^${gateway().config.REDIS_PREFIX}rl:session:`));
     } finally {
       watch.stop();
     }

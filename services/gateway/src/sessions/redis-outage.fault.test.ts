@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { INFRA_SCRIPT, waitFor } from '@platform/shared/testing';
+import { INFRA_SCRIPT, errorBody, waitFor } from '@platform/shared/testing';
 import { LOGIN_PATH } from '../login/auth-login';
 import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
@@ -73,7 +73,7 @@ describe('sessions while Redis is unavailable', () => {
       const elapsed = Date.now() - started;
 
       expect(during.status).toBe(503);
-      expect(during.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
+      expect(during.body).toEqual(errorBody('SERVICE_UNAVAILABLE'));
       expect(elapsed).toBeLessThan(2_000);
       expect((await gateway.request('/api/projects')).status).toBe(503);
       expect((await gateway.request('/readyz')).status).toBe(503);
@@ -124,7 +124,7 @@ describe('sessions while Redis is unavailable', () => {
       const during = await projects();
 
       expect(during.status).toBe(503);
-      expect(during.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
+      expect(during.body).toEqual(errorBody('SERVICE_UNAVAILABLE'));
       expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
       await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);

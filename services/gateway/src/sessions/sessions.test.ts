@@ -1,27 +1,52 @@
-import { startGateway, type TestGateway } from '../test/start-gateway';
+import { errorBody, useRunning } from '@platform/shared/testing';
+import { startGateway } from '../test/start-gateway';
 import { STUB_ACCOUNT } from '../test/stubs';
 
-const DAY_MS = 24 * 3600 * 1000;
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/** A session as express-session stores it in Redis. */
+type StoredSession = { createdAt: number; cookie: { expires: string } };
+
+/** As if the session had started `days` days ago. */
+const createdDaysAgo = (days: number) => (session: StoredSession) => ({
+  ...session,
+  createdAt: Date.now() - days * DAY_MS,
+});
+
+/** As if its cookie had last been renewed `minutes` minutes ago. */
+const renewedMinutesAgo = (minutes: number) => (session: StoredSession) => ({
+  ...session,
+  cookie: {
+    ...session.cookie,
+    expires: new Date(Date.now() + 7 * DAY_MS - minutes * MINUTE_MS).toISOString(),
+  },
+});
 
 describe('sessions', () => {
-  let gateway: TestGateway;
+  const gateway = useRunning(() => startGateway());
 
-  beforeAll(async () => {
-    gateway = await startGateway();
-  });
-  afterAll(() => gateway.close());
+  /** Logs in, then rewrites the stored session with each change in turn, keeping its TTL. */
+  async function logInAndAge(...changes: ((session: StoredSession) => StoredSession)[]) {
+    const { cookie, sessionId } = await gateway().logIn();
+    const key = gateway().sessionKey(sessionId);
+    const stored = JSON.parse((await gateway().redis.get(key))!) as StoredSession;
+    const aged = changes.reduce((session, change) => change(session), stored);
+    await gateway().redis.set(key, JSON.stringify(aged), 'KEEPTTL');
+    return { cookie, key };
+  }
 
   const expiresOf = (setCookie: string) => Date.parse(/Expires=([^;]+)/.exec(setCookie)![1]!);
 
   describe('POST /api/accounts/logout', () => {
     it('answers 204, deletes the session in Redis and clears the cookie', async () => {
-      const { cookie, sessionId } = await gateway.logIn();
+      const { cookie, sessionId } = await gateway().logIn();
 
-      const response = await gateway.request('/api/accounts/logout', { method: 'POST', cookie });
+      const response = await gateway().request('/api/accounts/logout', { method: 'POST', cookie });
 
       expect(response.status).toBe(204);
       expect(response.body).toBeNull();
-      expect(await gateway.redis.exists(gateway.sessionKey(sessionId))).toBe(0);
+      expect(await gateway().redis.exists(gateway().sessionKey(sessionId))).toBe(0);
       const [cleared, ...others] = response.headers.getSetCookie();
       expect(others).toEqual([]);
       expect(cleared).toMatch(/^platform\.sid=;/);
@@ -30,20 +55,17 @@ describe('sessions', () => {
     });
 
     it('makes a replayed cookie of the ended session 401', async () => {
-      const { cookie } = await gateway.logIn();
-      await gateway.request('/api/accounts/logout', { method: 'POST', cookie });
+      const { cookie } = await gateway().logIn();
+      await gateway().request('/api/accounts/logout', { method: 'POST', cookie });
 
-      const replay = await gateway.request('/api/projects', { cookie });
+      const replay = await gateway().request('/api/projects', { cookie });
 
       expect(replay.status).toBe(401);
-      expect(replay.body).toEqual({
-        error: 'UNAUTHORIZED',
-        message: expect.stringMatching(/login is required/i),
-      });
+      expect(replay.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
     });
 
     it('answers 401 without a session', async () => {
-      const response = await gateway.request('/api/accounts/logout', { method: 'POST' });
+      const response = await gateway().request('/api/accounts/logout', { method: 'POST' });
 
       expect(response.status).toBe(401);
       expect(response.body.error).toBe('UNAUTHORIZED');
@@ -51,105 +73,75 @@ describe('sessions', () => {
   });
 
   it('answers 401 to a tampered session cookie and stores nothing for it', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
+    const { cookie, sessionId } = await gateway().logIn();
     const otherFirst = sessionId.startsWith('A') ? 'B' : 'A';
     const tampered = cookie.replace(`s%3A${sessionId}`, `s%3A${otherFirst}${sessionId.slice(1)}`);
     expect(tampered).not.toBe(cookie);
-    const sessionsBefore = await gateway.keys('sess:*');
+    const sessionsBefore = await gateway().keys('sess:*');
 
-    const response = await gateway.request('/api/projects', { cookie: tampered });
+    const response = await gateway().request('/api/projects', { cookie: tampered });
 
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({
-      error: 'UNAUTHORIZED',
-      message: expect.stringMatching(/login is required/i),
-    });
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
     expect(response.headers.getSetCookie()).toEqual([]);
-    expect((await gateway.keys('sess:*')).sort()).toEqual(sessionsBefore.sort());
-    expect(await gateway.redis.exists(gateway.sessionKey(sessionId))).toBe(1);
+    expect((await gateway().keys('sess:*')).sort()).toEqual(sessionsBefore.sort());
+    expect(await gateway().redis.exists(gateway().sessionKey(sessionId))).toBe(1);
   });
 
   describe('renewal (7 idle days, renewed at most every 10 minutes)', () => {
-    const MINUTE_MS = 60_000;
-
-    /** Stores the session as if its cookie had last been renewed `minutesAgo` minutes ago. */
-    async function renewedMinutesAgo(key: string, minutesAgo: number) {
-      const session = JSON.parse((await gateway.redis.get(key))!);
-      const expires = new Date(Date.now() + 7 * DAY_MS - minutesAgo * MINUTE_MS).toISOString();
-      await gateway.redis.set(
-        key,
-        JSON.stringify({ ...session, cookie: { ...session.cookie, expires } }),
-        'KEEPTTL',
-      );
-    }
-
     it('sends no cookie and leaves the Redis TTL alone within 10 minutes of the last renewal', async () => {
-      const { cookie, sessionId } = await gateway.logIn();
-      const key = gateway.sessionKey(sessionId);
-      await renewedMinutesAgo(key, 9);
-      const stored = await gateway.redis.get(key);
-      await gateway.redis.pexpire(key, MINUTE_MS);
+      const { cookie, key } = await logInAndAge(renewedMinutesAgo(9));
+      const stored = await gateway().redis.get(key);
+      await gateway().redis.pexpire(key, MINUTE_MS);
 
-      const response = await gateway.request('/api/projects', { cookie });
+      const response = await gateway().request('/api/projects', { cookie });
 
       expect(response.status).toBe(200);
       expect(response.headers.getSetCookie()).toEqual([]);
-      const ttl = await gateway.redis.pttl(key);
+      const ttl = await gateway().redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(MINUTE_MS);
-      expect(await gateway.redis.get(key)).toBe(stored);
+      expect(await gateway().redis.get(key)).toBe(stored);
     });
 
     it('pushes the Redis TTL and the cookie expiry 7 days ahead once the last renewal is over 10 minutes old', async () => {
-      const { cookie, sessionId } = await gateway.logIn();
-      const key = gateway.sessionKey(sessionId);
-      await renewedMinutesAgo(key, 11);
-      await gateway.redis.pexpire(key, MINUTE_MS);
+      const { cookie, key } = await logInAndAge(renewedMinutesAgo(11));
+      await gateway().redis.pexpire(key, MINUTE_MS);
 
-      const response = await gateway.request('/api/projects', { cookie });
+      const response = await gateway().request('/api/projects', { cookie });
 
       expect(response.status).toBe(200);
-      expect(await gateway.redis.pttl(key)).toBeGreaterThan(7 * DAY_MS - MINUTE_MS);
+      expect(await gateway().redis.pttl(key)).toBeGreaterThan(7 * DAY_MS - MINUTE_MS);
       const [renewed, ...others] = response.headers.getSetCookie();
       expect(others).toEqual([]);
       expect(renewed!.split(';')[0]).toBe(cookie);
       expect(Math.abs(expiresOf(renewed!) - (Date.now() + 7 * DAY_MS))).toBeLessThan(MINUTE_MS);
-      const stored = JSON.parse((await gateway.redis.get(key))!);
+      const stored = JSON.parse((await gateway().redis.get(key))!);
       expect(stored).toMatchObject({ accountId: STUB_ACCOUNT.id, renewedAt: expect.any(Number) });
       // The cookie's Expires has whole seconds, the stored one milliseconds.
       expect(Math.abs(Date.parse(stored.cookie.expires) - expiresOf(renewed!))).toBeLessThan(1_000);
     });
 
     it('does not renew again on the request right after a renewal', async () => {
-      const { cookie, sessionId } = await gateway.logIn();
-      const key = gateway.sessionKey(sessionId);
-      await renewedMinutesAgo(key, 11);
-      const first = await gateway.request('/api/projects', { cookie });
-      const stored = await gateway.redis.get(key);
+      const { cookie, key } = await logInAndAge(renewedMinutesAgo(11));
+      const first = await gateway().request('/api/projects', { cookie });
+      const stored = await gateway().redis.get(key);
 
-      const second = await gateway.request('/api/projects', { cookie });
+      const second = await gateway().request('/api/projects', { cookie });
 
       expect(first.headers.getSetCookie()).toHaveLength(1);
       expect(second.status).toBe(200);
       expect(second.headers.getSetCookie()).toEqual([]);
-      expect(await gateway.redis.get(key)).toBe(stored);
+      expect(await gateway().redis.get(key)).toBe(stored);
     });
 
     it('renews no session that has outlived its absolute lifetime', async () => {
-      const { cookie, sessionId } = await gateway.logIn();
-      const key = gateway.sessionKey(sessionId);
-      await renewedMinutesAgo(key, 11);
-      const session = JSON.parse((await gateway.redis.get(key))!);
-      await gateway.redis.set(
-        key,
-        JSON.stringify({ ...session, createdAt: Date.now() - 31 * DAY_MS }),
-        'KEEPTTL',
-      );
+      const { cookie, key } = await logInAndAge(renewedMinutesAgo(11), createdDaysAgo(31));
 
-      const response = await gateway.request('/api/projects', { cookie });
+      const response = await gateway().request('/api/projects', { cookie });
 
       expect(response.status).toBe(401);
-      expect(await gateway.redis.exists(key)).toBe(0);
+      expect(await gateway().redis.exists(key)).toBe(0);
       const [cleared, ...others] = response.headers.getSetCookie();
       expect(others).toEqual([]);
       expect(expiresOf(cleared!)).toBeLessThan(Date.now());
@@ -157,60 +149,43 @@ describe('sessions', () => {
   });
 
   it('answers 401 once the session has expired in Redis', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
-    await gateway.redis.del(gateway.sessionKey(sessionId));
+    const { cookie, sessionId } = await gateway().logIn();
+    await gateway().redis.del(gateway().sessionKey(sessionId));
 
-    const response = await gateway.request('/api/projects', { cookie });
+    const response = await gateway().request('/api/projects', { cookie });
 
     expect(response.status).toBe(401);
     expect(response.body.error).toBe('UNAUTHORIZED');
   });
 
   it('ends a session older than the absolute lifetime, however active, with 401', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
-    const key = gateway.sessionKey(sessionId);
-    const session = JSON.parse((await gateway.redis.get(key))!);
-    await gateway.redis.set(
-      key,
-      JSON.stringify({ ...session, createdAt: Date.now() - 31 * DAY_MS }),
-      'KEEPTTL',
-    );
+    const { cookie, key } = await logInAndAge(createdDaysAgo(31));
 
-    const response = await gateway.request('/api/projects', { cookie });
+    const response = await gateway().request('/api/projects', { cookie });
 
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({
-      error: 'UNAUTHORIZED',
-      message: expect.stringMatching(/login is required/i),
-    });
-    expect(await gateway.redis.exists(key)).toBe(0);
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
+    expect(await gateway().redis.exists(key)).toBe(0);
     expect(expiresOf(response.headers.getSetCookie()[0]!)).toBeLessThan(Date.now());
   });
 
   it('keeps a session younger than the absolute lifetime', async () => {
-    const { cookie, sessionId } = await gateway.logIn();
-    const key = gateway.sessionKey(sessionId);
-    const session = JSON.parse((await gateway.redis.get(key))!);
-    await gateway.redis.set(
-      key,
-      JSON.stringify({ ...session, createdAt: Date.now() - 29 * DAY_MS }),
-      'KEEPTTL',
-    );
+    const { cookie } = await logInAndAge(createdDaysAgo(29));
 
-    const response = await gateway.request('/api/projects', { cookie });
+    const response = await gateway().request('/api/projects', { cookie });
 
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ service: 'projects', method: 'GET', path: '/api/projects' });
   });
 
   it('signs the identity of the session account for the service', async () => {
-    const { cookie } = await gateway.logIn();
-    const before = gateway.stubs.auth.received.length;
+    const { cookie } = await gateway().logIn();
+    const before = gateway().stubs.auth.received.length;
 
-    const response = await gateway.request('/api/accounts/me', { cookie });
+    const response = await gateway().request('/api/accounts/me', { cookie });
 
     expect(response.status).toBe(200);
-    expect(gateway.stubs.auth.received.slice(before)).toEqual([
+    expect(gateway().stubs.auth.received.slice(before)).toEqual([
       expect.objectContaining({
         method: 'GET',
         path: '/api/accounts/me',
@@ -243,19 +218,16 @@ describe('sessions', () => {
       'answers %s %s with 401 and the contract body, reaching no service',
       async (method, path) => {
         const received = () =>
-          Object.values(gateway.stubs).reduce((n, stub) => n + stub.received.length, 0);
+          Object.values(gateway().stubs).reduce((n, stub) => n + stub.received.length, 0);
         const before = received();
 
-        const response = await gateway.request(path, {
+        const response = await gateway().request(path, {
           method,
           body: method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined,
         });
 
         expect(response.status).toBe(401);
-        expect(response.body).toEqual({
-          error: 'UNAUTHORIZED',
-          message: expect.stringMatching(/login is required/i),
-        });
+        expect(response.body).toEqual(errorBody('UNAUTHORIZED', /login is required/i));
         expect(Object.keys(response.body)).toEqual(['error', 'message']);
         expect(received()).toBe(before);
       },

@@ -87,11 +87,11 @@ export async function startGateway(
     LOGIN_RATE_LIMIT_PER_MINUTE: '10000',
     ...env,
   });
-  const { app, redis } = await compose(
-    config,
-    { logger, lifecycle },
-    { openApiFile: options.openApiFile },
-  );
+  const seams = { openApiFile: options.openApiFile };
+  const { app, redis } = await compose(config, { logger, lifecycle }, seams).catch(async (err) => {
+    await lifecycle.shutdown('start failed');
+    throw err;
+  });
   const keys = async (pattern: string) => {
     const found: string[] = [];
     let cursor = '0';
@@ -102,7 +102,6 @@ export async function startGateway(
     } while (cursor !== '0');
     return found;
   };
-
   lifecycle.onShutdown('test keys', async () => {
     if (redis.status !== 'ready') return;
     const leftovers = await keys('*');
