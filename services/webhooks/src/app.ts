@@ -4,14 +4,14 @@ import {
   createMetrics,
   createServiceApp,
   pingMongo,
+  requireOwnership,
   type InternalClient,
   type Logger,
-  type Metrics,
 } from '@platform/shared';
-import type { Components } from './components';
 import { deliveriesRouter } from './deliveries/deliveries.routes';
-import { requireProjectAccess } from './projects/project-access';
+import type { DeliveriesService } from './deliveries/deliveries.service';
 import { webhooksRouter } from './webhooks/webhooks.routes';
+import type { WebhooksService } from './webhooks/webhooks.service';
 
 export interface AppDeps {
   logger: Logger;
@@ -19,23 +19,23 @@ export interface AppDeps {
   internalSecret: string;
   /** The projects service's internal API: who owns which project. */
   projects: InternalClient;
-  components: Pick<Components, 'webhooks' | 'deliveries'>;
-  metrics?: Metrics;
+  webhooks: WebhooksService;
+  deliveries: DeliveriesService;
 }
 
+/** The HTTP API (no listen): every route under a project the caller owns. */
 export function createApp(deps: AppDeps): Express {
-  const { webhooks, deliveries } = deps.components;
   return createServiceApp({
     logger: deps.logger,
-    metrics: deps.metrics ?? createMetrics('webhooks'),
+    metrics: createMetrics('webhooks'),
     readiness: { mongo: () => pingMongo(deps.connection) },
     internalSecret: deps.internalSecret,
     routes: (app) => {
       app.use(
         '/api/projects/:projectId/webhooks',
-        requireProjectAccess(deps.projects),
-        webhooksRouter(webhooks, deliveries),
-        deliveriesRouter(webhooks, deliveries),
+        requireOwnership(deps.projects, 'project'),
+        webhooksRouter(deps.webhooks, deps.deliveries),
+        deliveriesRouter(deps.webhooks, deps.deliveries),
       );
     },
   });

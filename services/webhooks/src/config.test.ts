@@ -1,48 +1,78 @@
 import { parseConfig } from '@platform/shared';
 import { configSchema } from './config';
 
-const required = {
-  INTERNAL_SECRET: 'x'.repeat(32),
-  MONGO_URL: 'mongodb://127.0.0.1:27017',
-  KAFKA_BROKERS: '127.0.0.1:9092',
-};
+const parse = (env: Record<string, string> = {}) =>
+  parseConfig(configSchema, {
+    INTERNAL_SECRET: 'x'.repeat(32),
+    MONGO_URL: 'mongodb://127.0.0.1:27017',
+    KAFKA_BROKERS: '127.0.0.1:9092',
+    ...env,
+  });
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 describe('webhooks config', () => {
   it('has the documented defaults', () => {
-    const config = parseConfig(configSchema, required);
-
-    expect(config).toMatchObject({
+    expect(parse()).toMatchObject({
       PORT: 4004,
       MONGO_DB: 'platform_webhooks',
       KAFKA_GROUP_ID: 'webhooks',
       KAFKA_BROKERS: ['127.0.0.1:9092'],
       WEBHOOK_ALLOW_PRIVATE: false,
       WEBHOOK_RETRY_SCHEDULE: [
-        5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+        5 * SECOND,
+        5 * MINUTE,
+        30 * MINUTE,
+        2 * HOUR,
+        5 * HOUR,
+        10 * HOUR,
+        10 * HOUR,
       ],
       WEBHOOK_TIMEOUT_MS: 15_000,
-      WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
-      WEBHOOK_DELIVERY_RETENTION: 14 * 86_400_000,
+      WEBHOOK_DISABLE_AFTER: 5 * DAY,
+      WEBHOOK_DELIVERY_RETENTION: 14 * DAY,
       DELIVERY_CONCURRENCY: 16,
+      DELIVERY_WORKER: true,
+      DELIVERY_POLL_INTERVAL: 250,
+      DELIVERY_IN_ORDER_WINDOW: SECOND,
+      DELIVERY_STOP_GRACE: 5 * SECOND,
+      DELIVERY_HOUSEKEEPING_INTERVAL: HOUR,
     });
   });
 
-  it('reads a custom retry schedule, private delivery and concurrency', () => {
-    const config = parseConfig(configSchema, {
-      ...required,
-      WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      DELIVERY_CONCURRENCY: '4',
-    });
-
-    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([1_000, 1_000, 2_000]);
-    expect(config.WEBHOOK_ALLOW_PRIVATE).toBe(true);
-    expect(config.DELIVERY_CONCURRENCY).toBe(4);
+  it.each([
+    ['WEBHOOK_RETRY_SCHEDULE', '1s,1s,2s', [SECOND, SECOND, 2 * SECOND]],
+    ['WEBHOOK_RETRY_SCHEDULE', '200ms, 200ms ,400ms', [200, 200, 400]],
+    [
+      'WEBHOOK_RETRY_SCHEDULE',
+      '250ms,5s,30m,2h,5d',
+      [250, 5 * SECOND, 30 * MINUTE, 2 * HOUR, 5 * DAY],
+    ],
+    ['WEBHOOK_DISABLE_AFTER', '36h', 36 * HOUR],
+    ['WEBHOOK_DELIVERY_RETENTION', ' 7d ', 7 * DAY],
+    ['WEBHOOK_ALLOW_PRIVATE', 'true', true],
+    ['DELIVERY_CONCURRENCY', '4', 4],
+    ['DELIVERY_WORKER', 'false', false],
+    ['DELIVERY_POLL_INTERVAL', '100ms', 100],
+  ])('reads %s=%j', (name, value, expected) => {
+    expect(parse({ [name]: value })[name as keyof ReturnType<typeof parse>]).toEqual(expected);
   });
 
-  it('refuses a retry schedule that is not a list of durations', () => {
-    expect(() =>
-      parseConfig(configSchema, { ...required, WEBHOOK_RETRY_SCHEDULE: '5s,later' }),
-    ).toThrow(/later/);
+  it.each([
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,later'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,soon,0s'],
+    ['WEBHOOK_RETRY_SCHEDULE', ''],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,,5m'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5'],
+    ['WEBHOOK_RETRY_SCHEDULE', '-1s'],
+    ['WEBHOOK_DISABLE_AFTER', '5x'],
+    ['WEBHOOK_DISABLE_AFTER', 's'],
+    ['WEBHOOK_DELIVERY_RETENTION', '0s'],
+    ['DELIVERY_POLL_INTERVAL', '1ms'],
+  ])('refuses %s=%j, naming the variable', (name, value) => {
+    expect(() => parse({ [name]: value })).toThrow(name);
   });
 });

@@ -1,27 +1,13 @@
 import { z } from 'zod';
-import { baseEnv, booleanEnv, kafkaEnv, mongoEnv, portEnv } from '@platform/shared';
-import { parseDuration, parseRetrySchedule } from './deliveries/retry-schedule';
-
-const retrySchedule = z.string().transform((text, ctx) => {
-  try {
-    return parseRetrySchedule(text);
-  } catch (err) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
-    return z.NEVER;
-  }
-});
-
-const duration = z.string().transform((text, ctx) => {
-  const ms = parseDuration(text);
-  if (ms === null || ms === 0) {
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      message: 'must be a duration like 30m, 12h or 5d',
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
+import {
+  baseEnv,
+  booleanEnv,
+  durationEnv,
+  durationListEnv,
+  kafkaEnv,
+  mongoEnv,
+  portEnv,
+} from '@platform/shared';
 
 export const configSchema = baseEnv
   .merge(mongoEnv)
@@ -37,16 +23,33 @@ export const configSchema = baseEnv
     KAFKA_FROM_BEGINNING: booleanEnv(true),
     /** Lets deliveries reach loopback and private addresses: for the local stack only. */
     WEBHOOK_ALLOW_PRIVATE: booleanEnv(false),
-    /** Waits before each retry, e.g. `5s,5m,30m,2h,5h,10h,10h` (ms, s, m, h, d). */
-    WEBHOOK_RETRY_SCHEDULE: retrySchedule.default('5s,5m,30m,2h,5h,10h,10h'),
+    /** Waits before each retry, e.g. `5s,5m,30m,2h,5h,10h,10h`, in milliseconds. */
+    WEBHOOK_RETRY_SCHEDULE: durationListEnv('5s,5m,30m,2h,5h,10h,10h'),
     /** Time limit of one attempt, connection to last byte. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
     /** A webhook failing on every attempt for this long is disabled. */
-    WEBHOOK_DISABLE_AFTER: duration.default('5d'),
+    WEBHOOK_DISABLE_AFTER: durationEnv('5d'),
     /** Finished deliveries (and their attempt logs) are kept this long. */
-    WEBHOOK_DELIVERY_RETENTION: duration.default('14d'),
+    WEBHOOK_DELIVERY_RETENTION: durationEnv('14d'),
     /** Attempts in flight at once. */
     DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(16),
+    /**
+     * Runs the delivery worker in this process (default). False makes a replica that records
+     * deliveries but leaves sending them to the replicas that run one.
+     */
+    DELIVERY_WORKER: booleanEnv(true),
+    /** How often the worker looks for due deliveries nobody told it about (other replicas'). */
+    DELIVERY_POLL_INTERVAL: durationEnv('250ms', { min: '10ms', max: '1m' }),
+    /**
+     * A webhook gets one send at a time, so a prompt receiver sees events in order; once a send
+     * has taken this long, the next may start beside it, so a slow receiver is not held up by
+     * its own first request.
+     */
+    DELIVERY_IN_ORDER_WINDOW: durationEnv('1s', { min: '10ms', max: '1m' }),
+    /** At shutdown, how long running attempts may finish before they are aborted and handed back. */
+    DELIVERY_STOP_GRACE: durationEnv('5s', { max: '1m' }),
+    /** How often finished deliveries past WEBHOOK_DELIVERY_RETENTION are deleted. */
+    DELIVERY_HOUSEKEEPING_INTERVAL: durationEnv('1h', { min: '100ms' }),
   });
 
 export type Config = z.infer<typeof configSchema>;

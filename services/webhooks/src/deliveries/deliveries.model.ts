@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { Schema, type Types } from 'mongoose';
+import { defineModel } from '@platform/shared';
 
 /** A delivery stopped before its schedule ran out (its webhook was turned off) is `failed` too. */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -86,6 +87,4 @@ deliverySchema.index({ projectId: 1 });
 // Retention: finished deliveries by age.
 deliverySchema.index({ status: 1, updatedAt: 1 });
 
-export function deliveryModel(connection: Connection): Model<DeliveryDoc> {
-  return connection.model<DeliveryDoc>('Delivery', deliverySchema, 'deliveries');
-}
+export const deliveryModel = defineModel<DeliveryDoc>('Delivery', deliverySchema, 'deliveries');

@@ -16,34 +16,16 @@ import {
 
 export type Attempt = AttemptDoc;
 
-export interface Delivery {
-  id: string;
-  webhookId: Types.ObjectId;
-  projectId: string;
-  eventId: string;
-  type: string;
-  body: string;
-  status: DeliveryStatus;
-  attemptCount: number;
-  attempts: Attempt[];
-  lastStatusCode: number | null;
-  nextAttemptAt: Date | null;
-  retriesUsed: number;
-  manual: boolean;
-  createdAt: Date;
-}
+/** A delivery as the service reads it: the stored document, its id as a string. */
+export type Delivery = Omit<DeliveryDoc, '_id'> & { id: string };
 
 /** What a list shows of a delivery: neither the body nor the attempt log is read for it. */
 export type DeliveryListItem = Omit<Delivery, 'body' | 'attempts'>;
 
-export interface NewDelivery {
-  webhookId: Types.ObjectId;
-  projectId: string;
-  eventId: string;
-  type: string;
-  body: string;
-  manual: boolean;
-}
+export type NewDelivery = Pick<
+  DeliveryDoc,
+  'webhookId' | 'projectId' | 'eventId' | 'type' | 'body' | 'manual'
+>;
 
 /** A lease: the claim `owner` may attempt the delivery until `until`. */
 export interface Lease {
@@ -66,19 +48,14 @@ export interface AttemptResult {
   lastStatusCode: number | null;
 }
 
-const toListItem = (doc: DeliveryDoc): DeliveryListItem => ({
-  id: doc._id.toHexString(),
-  webhookId: doc.webhookId,
-  projectId: doc.projectId,
-  eventId: doc.eventId,
-  type: doc.type,
-  status: doc.status,
-  attemptCount: doc.attemptCount,
-  lastStatusCode: doc.lastStatusCode ?? null,
-  nextAttemptAt: doc.nextAttemptAt ?? null,
-  retriesUsed: doc.retriesUsed,
-  manual: doc.manual,
-  createdAt: doc.createdAt,
+const toListItem = ({
+  _id,
+  ...fields
+}: Omit<DeliveryDoc, 'body' | 'attempts'>): DeliveryListItem => ({
+  ...fields,
+  id: _id.toHexString(),
+  lastStatusCode: fields.lastStatusCode ?? null,
+  nextAttemptAt: fields.nextAttemptAt ?? null,
 });
 
 const toDelivery = (doc: DeliveryDoc): Delivery => ({
@@ -98,7 +75,7 @@ const RELEASED = { leaseOwner: null, leaseUntil: null };
  * lease is still its own, so of any number of workers exactly one attempts it.
  */
 export class DeliveriesRepository {
-  constructor(readonly model: Model<DeliveryDoc>) {}
+  constructor(private readonly model: Model<DeliveryDoc>) {}
 
   /**
    * Records a pending delivery, due at once, or already leased to the worker that will send it

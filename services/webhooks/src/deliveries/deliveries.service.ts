@@ -24,6 +24,8 @@ export interface DeliveriesServiceDeps {
   deliveries: DeliveriesRepository;
   webhooks: WebhooksRepository;
   dispatcher: DeliveryDispatcher;
+  /** Finished deliveries are deleted this long after their last change. */
+  retentionMs: number;
   now?: () => Date;
 }
 
@@ -121,6 +123,13 @@ export class DeliveriesService {
     }
     this.deps.dispatcher.notify();
     return due;
+  }
+
+  /** Deletes the finished deliveries past retention (housekeeping); returns how many. */
+  deleteExpired(): Promise<number> {
+    return this.deps.deliveries.deleteFinishedBefore(
+      new Date(this.now().getTime() - this.deps.retentionMs),
+    );
   }
 }
 

@@ -1,45 +1,31 @@
-import type { DeploymentStatusChangedEvent } from '@platform/shared';
-import { uniqueName, waitFor } from '@platform/shared/testing';
-import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
-import { answerInTurn, startReceiver, type Receiver, type ReceivedRequest } from '../test/receiver';
+import { waitFor } from '@platform/shared/testing';
+import { answerInTurn, type Receiver, type ReceivedRequest } from '../test/receiver';
 import { verifyStandardWebhook } from '../test/signatures';
 import {
-  buildProject,
   buildProjectDeleted,
   buildStatusChange,
-  dropDatabase,
   newId,
+  settledDelivery,
   startEventPublisher,
-  startTestService,
+  storeDelivery,
+  subscribe,
+  useTestBed,
+  type TestProject,
   type TestService,
 } from '../test/test-service';
 import { USER_AGENT } from './signature';
 
 // Real Kafka, MongoDB and receivers on 127.0.0.1; retries after 200 ms, 200 ms and 400 ms.
-const dbName = uniqueName('webhooks_deliveries');
-let projects: ProjectsStub;
+const bed = useTestBed();
 let service: TestService;
 let publisher: Awaited<ReturnType<typeof startEventPublisher>>;
-const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  projects = await startProjectsStub();
   publisher = await startEventPublisher();
-  service = await startTestService({
-    dbName,
-    projectsUrl: projects.url,
-    timeoutMs: 1_000,
-    groupId: uniqueName('webhooks-deliveries'),
-  });
+  service = await bed.start({ dbName: bed.newDatabase('webhooks_deliveries'), timeoutMs: 1_000 });
 });
 
-afterAll(async () => {
-  await service?.stop();
-  await publisher?.stop();
-  await Promise.all(receivers.map((r) => r.close()));
-  await projects?.close();
-  await dropDatabase(dbName);
-});
+afterAll(() => publisher?.stop());
 
 const SUMMARY_KEYS = [
   'attempts',
@@ -52,58 +38,38 @@ const SUMMARY_KEYS = [
   'type',
 ];
 
-async function receiver(...args: Parameters<typeof startReceiver>) {
-  const started = await startReceiver(...args);
-  receivers.push(started);
-  return started;
+const subscribeTo = (p: TestProject, target: Receiver) => subscribe(p, `${target.url}/hook`);
+
+/** A project of its own with a webhook posting to a new receiver that answers with `respond`. */
+async function subscribed(respond?: Parameters<typeof bed.receiver>[0]) {
+  const p = bed.project(service);
+  const target = await bed.receiver(respond);
+  return { p, target, webhook: await subscribeTo(p, target) };
 }
 
-type Project = ReturnType<typeof buildProject>;
-
-async function subscribe(p: Project, target: Receiver) {
-  const res = await p.api.post(p.base, { url: `${target.url}/hook` });
-  expect(res.status).toBe(201);
-  return res.body as { id: string; secret: string };
-}
-
-const statusChange = (p: Project, fields: Partial<DeploymentStatusChangedEvent> = {}) =>
-  buildStatusChange({ accountId: p.accountId, projectId: p.projectId, ...fields });
-
-const deliveriesOf = (webhookId: string) =>
-  service.components.deliveriesRepository.model.find({ webhookId }).lean();
+const deliveriesOf = (webhookId: string) => service.models.deliveries.find({ webhookId }).lean();
 
 const byEventId = (requests: ReceivedRequest[], eventId: string) =>
   requests.filter((r) => r.headers['webhook-id'] === eventId);
 
-async function deliveryDetail(p: Project, webhookId: string, deliveryId: string) {
+async function deliveryDetail(p: TestProject, webhookId: string, deliveryId: string) {
   const res = await p.api.get(`${p.base}/${webhookId}/deliveries/${deliveryId}`);
   expect(res.status).toBe(200);
   return res.body;
 }
 
 /** Waits until the webhook's only delivery of `eventId` is in `status`, and returns it. */
-async function settled(webhookId: string, eventId: string, status: string) {
-  return waitFor(
-    async () => {
-      const [delivery] = await service.components.deliveriesRepository.model
-        .find({ webhookId, eventId })
-        .lean();
-      return delivery?.status === status ? delivery : null;
-    },
-    { what: `delivery of ${eventId} ${status}` },
-  );
-}
+const settled = (webhookId: string, eventId: string, status: string) =>
+  settledDelivery(service, { webhookId, eventId }, status);
 
 describe('delivering deployment status changes', () => {
   it('sends every status change of a deployment with a signature the Standard Webhooks algorithm verifies', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const webhook = await subscribe(p, target);
+    const { p, target, webhook } = await subscribed();
     const deploymentId = newId();
     const events = [
-      statusChange(p, { deploymentId, status: 'BUILDING', previousStatus: null }),
-      statusChange(p, { deploymentId, status: 'DEPLOYING', previousStatus: 'BUILDING' }),
-      statusChange(p, { deploymentId, status: 'DEPLOYED', previousStatus: 'DEPLOYING' }),
+      buildStatusChange(p, { deploymentId, status: 'BUILDING', previousStatus: null }),
+      buildStatusChange(p, { deploymentId, status: 'DEPLOYING', previousStatus: 'BUILDING' }),
+      buildStatusChange(p, { deploymentId, status: 'DEPLOYED', previousStatus: 'DEPLOYING' }),
     ];
 
     await publisher.publish(...events);
@@ -153,10 +119,8 @@ describe('delivering deployment status changes', () => {
   });
 
   it('retries a failing receiver and delivers on the third try with the same webhook-id and body', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver(answerInTurn(500, 503, 200));
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
+    const { p, target, webhook } = await subscribed(answerInTurn(500, 503, 200));
+    const event = buildStatusChange(p);
 
     await publisher.publish(event);
     const requests = await target.waitForRequests(3);
@@ -199,10 +163,11 @@ describe('delivering deployment status changes', () => {
   });
 
   it('marks a delivery failed after the last retry and keeps a capped excerpt of each answer', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver(() => ({ status: 500, body: 'e'.repeat(5_000) }));
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
+    const { p, target, webhook } = await subscribed(() => ({
+      status: 500,
+      body: 'e'.repeat(5_000),
+    }));
+    const event = buildStatusChange(p);
 
     await publisher.publish(event);
     const stored = await settled(webhook.id, event.eventId, 'failed');
@@ -222,14 +187,14 @@ describe('delivering deployment status changes', () => {
   });
 
   it('treats a redirect as a failure and never follows it', async () => {
-    const p = buildProject(service.url, projects);
-    const elsewhere = await receiver();
-    const target = await receiver(() => ({
+    const p = bed.project(service);
+    const elsewhere = await bed.receiver();
+    const target = await bed.receiver(() => ({
       status: 307,
       headers: { location: `${elsewhere.url}/hook` },
     }));
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
+    const webhook = await subscribeTo(p, target);
+    const event = buildStatusChange(p);
 
     await publisher.publish(event);
     const stored = await settled(webhook.id, event.eventId, 'failed');
@@ -242,10 +207,10 @@ describe('delivering deployment status changes', () => {
   });
 
   it('gives up on an attempt that gets no answer within the time limit and retries it', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver((_req, index) => (index === 0 ? 'hang' : { status: 200 }));
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
+    const { p, webhook } = await subscribed((_req, index) =>
+      index === 0 ? 'hang' : { status: 200 },
+    );
+    const event = buildStatusChange(p);
 
     await publisher.publish(event);
     const stored = await settled(webhook.id, event.eventId, 'succeeded');
@@ -258,11 +223,9 @@ describe('delivering deployment status changes', () => {
   });
 
   it('disables the webhook on 410 Gone and sends it nothing more', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver(() => ({ status: 410 }));
-    const healthy = await receiver();
-    const webhook = await subscribe(p, target);
-    const gone = statusChange(p);
+    const { p, target, webhook } = await subscribed(() => ({ status: 410 }));
+    const healthy = await bed.receiver();
+    const gone = buildStatusChange(p);
 
     await publisher.publish(gone);
 
@@ -270,12 +233,12 @@ describe('delivering deployment status changes', () => {
     expect(stored).toMatchObject({ attemptCount: 1, lastStatusCode: 410, nextAttemptAt: null });
     const shown = await p.api.get(`${p.base}/${webhook.id}`);
     expect(shown.body.enabled).toBe(false);
-    const disabled = await service.components.webhooksRepository.model.findById(webhook.id).lean();
+    const disabled = await service.models.webhooks.findById(webhook.id).lean();
     expect(disabled?.disabledReason).toBe('gone');
 
     // A later event reaches the project's other webhook, but not the disabled one.
-    await subscribe(p, healthy);
-    const later = statusChange(p);
+    await subscribeTo(p, healthy);
+    const later = buildStatusChange(p);
     await publisher.publish(later);
     await healthy.waitForRequests(1);
     expect(byEventId(healthy.requests, later.eventId)).toHaveLength(1);
@@ -296,9 +259,7 @@ describe('delivering deployment status changes', () => {
 
 describe('test sends and redeliveries', () => {
   it('answers 202 to a test send and delivers a signed webhook.test event', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const webhook = await subscribe(p, target);
+    const { p, target, webhook } = await subscribed();
 
     const res = await p.api.post(`${p.base}/${webhook.id}/test`);
 
@@ -334,9 +295,7 @@ describe('test sends and redeliveries', () => {
   });
 
   it('sends a test event only once, even when it fails', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver(() => ({ status: 500 }));
-    const webhook = await subscribe(p, target);
+    const { p, target, webhook } = await subscribed(() => ({ status: 500 }));
 
     expect((await p.api.post(`${p.base}/${webhook.id}/test`)).status).toBe(202);
     const [recorded] = await deliveriesOf(webhook.id);
@@ -347,8 +306,7 @@ describe('test sends and redeliveries', () => {
   });
 
   it('returns 400 VALIDATION_ERROR for a test send with a body', async () => {
-    const p = buildProject(service.url, projects);
-    const webhook = await subscribe(p, await receiver());
+    const { p, webhook } = await subscribed();
 
     const res = await p.api.post(`${p.base}/${webhook.id}/test`, {
       type: 'deployment.status_changed',
@@ -360,10 +318,8 @@ describe('test sends and redeliveries', () => {
   });
 
   it('redelivers a delivered event as a new attempt with the same webhook-id and body', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
+    const { p, target, webhook } = await subscribed();
+    const event = buildStatusChange(p);
     await publisher.publish(event);
     const first = await settled(webhook.id, event.eventId, 'succeeded');
     const deliveryId = first._id.toHexString();
@@ -382,9 +338,7 @@ describe('test sends and redeliveries', () => {
   });
 
   it('redelivers a failed delivery once, without a new retry schedule', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver(() => ({ status: 500 }));
-    const webhook = await subscribe(p, target);
+    const { p, target, webhook } = await subscribed(() => ({ status: 500 }));
     await p.api.post(`${p.base}/${webhook.id}/test`);
     const [test] = await deliveriesOf(webhook.id);
     await settled(webhook.id, test!.eventId, 'failed');
@@ -404,11 +358,8 @@ describe('test sends and redeliveries', () => {
   });
 
   it('keeps the newest 50 attempts in the log when a redelivery makes the 51st', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const webhook = await subscribe(p, target);
-    const event = statusChange(p);
-    const { model } = service.components.deliveriesRepository;
+    const { p, webhook } = await subscribed();
+    const event = buildStatusChange(p);
     const fifty = Array.from({ length: 50 }, (_, i) => ({
       at: new Date(Date.now() - (50 - i) * 1_000),
       statusCode: 500,
@@ -416,13 +367,9 @@ describe('test sends and redeliveries', () => {
       responseExcerpt: `attempt ${i + 1}`,
       error: null,
     }));
-    const stored = await model.create({
-      webhookId: webhook.id,
-      projectId: p.projectId,
-      eventId: event.eventId,
-      type: event.type,
-      body: '{"type":"deployment.status_changed"}',
+    const stored = await storeDelivery(service, { ...p, webhookId: webhook.id }, event, {
       status: 'failed',
+      nextAttemptAt: null,
       attemptCount: 50,
       attempts: fifty,
       lastStatusCode: 500,
@@ -441,10 +388,10 @@ describe('test sends and redeliveries', () => {
   });
 
   it('returns 404 NOT_FOUND for a delivery of another webhook, an unknown or a malformed id', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const one = await subscribe(p, target);
-    const other = await subscribe(p, target);
+    const p = bed.project(service);
+    const target = await bed.receiver();
+    const one = await subscribeTo(p, target);
+    const other = await subscribeTo(p, target);
     await p.api.post(`${p.base}/${other.id}/test`);
     const otherDeliveryId = (await deliveriesOf(other.id))[0]!._id.toHexString();
 
@@ -464,8 +411,7 @@ describe('test sends and redeliveries', () => {
   });
 
   it('pages the delivery log newest first', async () => {
-    const p = buildProject(service.url, projects);
-    const webhook = await subscribe(p, await receiver());
+    const { p, webhook } = await subscribed();
     for (let i = 0; i < 3; i++) {
       expect((await p.api.post(`${p.base}/${webhook.id}/test`)).status).toBe(202);
     }
@@ -486,17 +432,19 @@ describe('test sends and redeliveries', () => {
 
 describe('consuming events', () => {
   it('records one delivery for an event read twice', async () => {
-    const p = buildProject(service.url, projects);
-    const target = await receiver();
-    const webhook = await subscribe(p, target);
+    const { p, target, webhook } = await subscribed();
     const deploymentId = newId();
-    const twice = statusChange(p, { deploymentId });
-    const marker = statusChange(p, { deploymentId, status: 'FAILED', previousStatus: 'BUILDING' });
+    const twice = buildStatusChange(p, { deploymentId });
+    const marker = buildStatusChange(p, {
+      deploymentId,
+      status: 'FAILED',
+      previousStatus: 'BUILDING',
+    });
 
     await publisher.publish(twice, twice, marker);
     await waitFor(() => byEventId(target.requests, marker.eventId).length === 1);
     // The same event handled again past the consumer's memory (say, a crash before it noted it).
-    const recordedAgain = await service.components.deliveries.recordStatusChange(twice);
+    const recordedAgain = await service.deliveries.recordStatusChange(twice);
 
     expect(recordedAgain).toBe(0);
     expect(byEventId(target.requests, twice.eventId)).toHaveLength(1);
@@ -506,15 +454,15 @@ describe('consuming events', () => {
   });
 
   it('delivers only to the enabled webhooks of the event’s project and account', async () => {
-    const p = buildProject(service.url, projects);
-    const q = buildProject(service.url, projects);
-    const target = await receiver();
-    const mine = await subscribe(p, target);
-    const paused = await subscribe(p, target);
-    const elsewhere = await subscribe(q, target);
+    const p = bed.project(service);
+    const q = bed.project(service);
+    const target = await bed.receiver();
+    const mine = await subscribeTo(p, target);
+    const paused = await subscribeTo(p, target);
+    const elsewhere = await subscribeTo(q, target);
     await p.api.patch(`${p.base}/${paused.id}`, { enabled: false });
-    const forged = statusChange(p, { accountId: q.accountId });
-    const real = statusChange(p);
+    const forged = buildStatusChange(p, { accountId: q.accountId });
+    const real = buildStatusChange(p);
 
     await publisher.publish(forged, real);
     await waitFor(() => byEventId(target.requests, real.eventId).length === 1);
@@ -526,28 +474,28 @@ describe('consuming events', () => {
   });
 
   it('removes a deleted project’s webhooks and deliveries, and only those', async () => {
-    const p = buildProject(service.url, projects);
-    const q = buildProject(service.url, projects);
-    const target = await receiver();
-    const doomed = await subscribe(p, target);
-    await subscribe(p, target);
-    const kept = await subscribe(q, target);
-    const event = statusChange(p);
+    const p = bed.project(service);
+    const q = bed.project(service);
+    const target = await bed.receiver();
+    const doomed = await subscribeTo(p, target);
+    await subscribeTo(p, target);
+    const kept = await subscribeTo(q, target);
+    const event = buildStatusChange(p);
     await publisher.publish(event);
     await settled(doomed.id, event.eventId, 'succeeded');
-    const { webhooksRepository, deliveriesRepository } = service.components;
+    const { webhooks, deliveries } = service.models;
 
     const deleted = buildProjectDeleted(p.accountId, p.projectId);
     await publisher.publish(deleted, { ...deleted, eventId: crypto.randomUUID() });
 
     await waitFor(
       async () =>
-        (await webhooksRepository.model.countDocuments({ projectId: p.projectId })) +
-          (await deliveriesRepository.model.countDocuments({ projectId: p.projectId })) ===
+        (await webhooks.countDocuments({ projectId: p.projectId })) +
+          (await deliveries.countDocuments({ projectId: p.projectId })) ===
         0,
       { what: 'the project’s webhooks and deliveries to go' },
     );
-    expect(await webhooksRepository.model.findById(kept.id).lean()).toMatchObject({
+    expect(await webhooks.findById(kept.id).lean()).toMatchObject({
       projectId: q.projectId,
     });
   });

@@ -1,106 +1,69 @@
-import { uniqueName, waitFor } from '@platform/shared/testing';
-import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
-import { startReceiver, type Receiver } from '../test/receiver';
+import { waitFor } from '@platform/shared/testing';
 import {
-  buildProject,
   buildStatusChange,
-  dropDatabase,
-  startTestService,
+  subscribe,
+  useTestBed,
+  type TestProject,
   type TestService,
 } from '../test/test-service';
 
 // Two replicas of the service over one database, each with its own connection and delivery
-// worker, racing for the same due deliveries. Real MongoDB and real receivers; no retries, so a
-// delivery sent twice cannot hide behind a later success. The deliveries are recorded by a third
-// instance whose worker never runs, so that all of them are due when both workers start at once.
-let projects: ProjectsStub;
+// worker, racing for the same due deliveries. Real MongoDB and real receivers; the only retry is
+// an hour away, so a delivery sent twice cannot hide behind a later success. The deliveries are
+// recorded by a third instance whose worker never runs, so that all of them are due when both
+// workers start at once.
+const bed = useTestBed();
 let dbName: string;
-const databases: string[] = [];
-const receivers: Receiver[] = [];
-const services: TestService[] = [];
-
-beforeAll(async () => {
-  projects = await startProjectsStub();
-});
 
 // Each test has a database of its own and stops its replicas, so no worker outlives its test.
 beforeEach(() => {
-  dbName = uniqueName('webhooks_race');
-  databases.push(dbName);
+  dbName = bed.newDatabase('webhooks_race');
 });
 
-afterEach(async () => {
-  await Promise.all(services.splice(0).map((s) => s.stop()));
-});
-
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await projects.close();
-  await Promise.all(databases.map(dropDatabase));
-});
-
-async function receiver(...args: Parameters<typeof startReceiver>) {
-  const started = await startReceiver(...args);
-  receivers.push(started);
-  return started;
-}
+afterEach(() => bed.stopAll());
 
 /** An instance of the service over the test's database; its worker waits for `startWorkers`. */
-async function replica() {
-  const service = await startTestService({
-    dbName,
-    projectsUrl: projects.url,
-    worker: false,
-    retrySchedule: [],
-  });
-  services.push(service);
-  return service;
-}
+const replica = () => bed.start({ dbName, worker: false, retrySchedule: [3_600_000] });
 
 /** Starts the replicas' workers in the same tick, so that their first claims collide. */
 function startWorkers(...replicas: TestService[]) {
-  for (const r of replicas) r.components.worker.start();
+  for (const r of replicas) r.worker.start();
 }
 
-async function subscribe(p: ReturnType<typeof buildProject>, url: string) {
-  const res = await p.api.post(p.base, { url });
-  expect(res.status).toBe(201);
-  return res.body.id as string;
-}
+const subscribeTo = async (p: TestProject, url: string) => (await subscribe(p, url)).id;
 
 const deliveriesOf = (service: TestService, webhookIds: string[]) =>
-  service.components.deliveriesRepository.model.find({ webhookId: { $in: webhookIds } }).lean();
+  service.models.deliveries.find({ webhookId: { $in: webhookIds } }).lean();
 
 /** Stops the replicas' workers; each waits for its sends under way (or aborts them). */
 async function stopWorkers(...replicas: TestService[]) {
-  await Promise.all(replicas.map((r) => r.components.worker.stop()));
+  await Promise.all(replicas.map((r) => r.worker.stop()));
 }
 
 describe('two delivery workers on one queue', () => {
   it('sends each of 50 due deliveries exactly once and records each as delivered with one attempt', async () => {
-    const target = await receiver(() => ({ status: 204, delayMs: 5 }));
-    const recorder = await replica();
-    const [first, second] = [await replica(), await replica()];
+    const target = await bed.receiver(() => ({ status: 204, delayMs: 5 }));
+    const [recorder, first, second] = await Promise.all([replica(), replica(), replica()]);
     // Two projects, five webhooks: an event of a project goes to each of its webhooks.
-    const projectA = buildProject(recorder.url, projects);
-    const projectB = buildProject(recorder.url, projects);
+    const projectA = bed.project(recorder);
+    const projectB = bed.project(recorder);
     const webhookIds = [
-      await subscribe(projectA, `${target.url}/a0`),
-      await subscribe(projectA, `${target.url}/a1`),
-      await subscribe(projectA, `${target.url}/a2`),
-      await subscribe(projectB, `${target.url}/b0`),
-      await subscribe(projectB, `${target.url}/b1`),
+      await subscribeTo(projectA, `${target.url}/a0`),
+      await subscribeTo(projectA, `${target.url}/a1`),
+      await subscribeTo(projectA, `${target.url}/a2`),
+      await subscribeTo(projectB, `${target.url}/b0`),
+      await subscribeTo(projectB, `${target.url}/b1`),
     ];
     let recorded = 0;
     for (let i = 0; i < 10; i++) {
       for (const p of [projectA, projectB]) {
-        const event = buildStatusChange({ accountId: p.accountId, projectId: p.projectId });
-        recorded += await recorder.components.deliveries.recordStatusChange(event);
+        const event = buildStatusChange(p);
+        recorded += await recorder.deliveries.recordStatusChange(event);
       }
     }
     expect(recorded).toBe(50);
 
-    startWorkers(first!, second!);
+    startWorkers(first, second);
     await target.waitForRequests(50, 20_000);
     await waitFor(
       async () => (await deliveriesOf(recorder, webhookIds)).every((d) => d.status === 'succeeded'),
@@ -108,7 +71,7 @@ describe('two delivery workers on one queue', () => {
     );
     // Stopped workers send nothing more: a second send of any delivery, were one under way,
     // has reached the receiver by the time both have stopped.
-    await stopWorkers(first!, second!);
+    await stopWorkers(first, second);
 
     const sends = new Map<string, number>();
     for (const request of target.requests) {
@@ -143,26 +106,25 @@ describe('two delivery workers on one queue', () => {
   });
 
   it('leaves a webhook that answers 410 while the other worker claims its deliveries disabled and sends it nothing more', async () => {
-    const gone = await receiver(() => ({ status: 410 }));
-    const healthy = await receiver(() => ({ status: 204, delayMs: 5 }));
-    const recorder = await replica();
-    const [first, second] = [await replica(), await replica()];
-    const p = buildProject(recorder.url, projects);
-    const goneId = await subscribe(p, `${gone.url}/hook`);
-    const healthyId = await subscribe(p, `${healthy.url}/hook`);
+    const gone = await bed.receiver(() => ({ status: 410 }));
+    const healthy = await bed.receiver(() => ({ status: 204, delayMs: 5 }));
+    const [recorder, first, second] = await Promise.all([replica(), replica(), replica()]);
+    const p = bed.project(recorder);
+    const goneId = await subscribeTo(p, `${gone.url}/hook`);
+    const healthyId = await subscribeTo(p, `${healthy.url}/hook`);
     for (let i = 0; i < 20; i++) {
-      const event = buildStatusChange({ accountId: p.accountId, projectId: p.projectId });
-      expect(await recorder.components.deliveries.recordStatusChange(event)).toBe(2);
+      const event = buildStatusChange(p);
+      expect(await recorder.deliveries.recordStatusChange(event)).toBe(2);
     }
 
-    startWorkers(first!, second!);
+    startWorkers(first, second);
     await waitFor(
       async () =>
         (await deliveriesOf(recorder, [goneId, healthyId])).every((d) => d.status !== 'pending'),
       { what: 'no delivery left pending', timeoutMs: 20_000 },
     );
     const sentBeforeSettling = gone.requests.length;
-    await stopWorkers(first!, second!);
+    await stopWorkers(first, second);
 
     // Each worker sends a webhook one request at a time and, after a 410, nothing more until
     // the webhook is off: so at most one send per worker, those under way when it went off.
@@ -176,9 +138,10 @@ describe('two delivery workers on one queue', () => {
     expect([shown.status, shown.body.enabled]).toEqual([200, false]);
     const test = await p.api.post(`${p.base}/${goneId}/test`);
     expect([test.status, test.body.error]).toEqual([409, 'CONFLICT']);
-    expect(
-      await recorder.components.webhooksRepository.model.findById(goneId).lean(),
-    ).toMatchObject({ enabled: false, disabledReason: 'gone' });
+    expect(await recorder.models.webhooks.findById(goneId).lean()).toMatchObject({
+      enabled: false,
+      disabledReason: 'gone',
+    });
 
     const toGone = await deliveriesOf(recorder, [goneId]);
     expect(toGone).toHaveLength(20);

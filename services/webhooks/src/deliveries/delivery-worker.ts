@@ -16,7 +16,6 @@ import { webhookHeaders } from './signature';
 
 /** A claimed attempt not finished this long after its timeout belongs to a dead worker. */
 const LEASE_MARGIN_MS = 30_000;
-const HOUR_MS = 3_600_000;
 /** How long a delivery queued behind a busy webhook keeps newer ones off the fast path. */
 const QUEUED_BEHIND_MS = 5_000;
 
@@ -29,24 +28,19 @@ export interface DeliveryWorkerOptions {
   timeoutMs: number;
   /** Attempts in flight at once, across all webhooks. */
   concurrency: number;
-  /** A webhook whose every attempt failed for this long is disabled (5 days). */
+  /** A webhook whose every attempt failed for this long is disabled (WEBHOOK_DISABLE_AFTER). */
   disableAfterMs: number;
-  /** Finished deliveries are deleted this long after their last change. */
-  retentionMs: number;
   logger: Logger;
   /** How often to look for due deliveries when nobody called notify(). */
-  pollIntervalMs?: number;
-  /** How often to delete finished deliveries past retention. */
-  housekeepingIntervalMs?: number;
+  pollIntervalMs: number;
   /**
    * A webhook gets one send at a time, so a prompt receiver sees events in the order they
    * happened; once its send has taken this long, the next may start beside it (up to a quarter
    * of `concurrency`), so a slow receiver is not blocked behind its own first request.
    */
-  inOrderWindowMs?: number;
+  inOrderWindowMs: number;
   /** How long stop() lets running attempts finish before aborting them. */
-  stopGraceMs?: number;
-  random?: () => number;
+  stopGraceMs: number;
 }
 
 interface Running {
@@ -77,7 +71,6 @@ interface WebhookSends {
 export class DeliveryWorker {
   private running = false;
   private pollTimer?: NodeJS.Timeout;
-  private housekeepingTimer?: NodeJS.Timeout;
   private pumpLoop?: Promise<void>;
   private pumpAgain = false;
   private claimFailing = false;
@@ -98,12 +91,7 @@ export class DeliveryWorker {
     if (this.running) return;
     this.running = true;
     // Unref'd: the HTTP server keeps the process alive, the worker alone must not.
-    this.pollTimer = setInterval(() => this.notify(), this.options.pollIntervalMs ?? 250).unref();
-    this.housekeepingTimer = setInterval(
-      () => void this.housekeeping(),
-      this.options.housekeepingIntervalMs ?? HOUR_MS,
-    ).unref();
-    void this.housekeeping();
+    this.pollTimer = setInterval(() => this.notify(), this.options.pollIntervalMs).unref();
     this.notify();
   }
 
@@ -136,29 +124,16 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.pollTimer);
-    clearInterval(this.housekeepingTimer);
     await this.pumpLoop;
     const settled = Promise.all([...this.inFlight.values()].map((r) => r.done));
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
-      graceTimer = setTimeout(resolve, this.options.stopGraceMs ?? 5_000);
+      graceTimer = setTimeout(resolve, this.options.stopGraceMs);
     });
     await Promise.race([settled, grace]);
     clearTimeout(graceTimer);
     for (const running of this.inFlight.values()) running.abort.abort();
     await Promise.all([...this.inFlight.values()].map((r) => r.done));
-  }
-
-  /** Deletes finished deliveries past retention. */
-  async housekeeping(): Promise<void> {
-    try {
-      const deleted = await this.options.deliveries.deleteFinishedBefore(
-        new Date(Date.now() - this.options.retentionMs),
-      );
-      if (deleted > 0) this.log.info({ deleted }, 'delivery housekeeping');
-    } catch (err) {
-      this.log.warn({ err }, 'delivery housekeeping failed');
-    }
   }
 
   private async pump(): Promise<void> {
@@ -244,8 +219,10 @@ export class DeliveryWorker {
   private isBusy(webhookId: Types.ObjectId, now: number): boolean {
     const sends = this.sending.get(webhookId.toHexString());
     if (!sends) return false;
-    const window = this.options.inOrderWindowMs ?? 1_000;
-    return sends.count >= this.perWebhookLimit || now - sends.lastStartedAt < window;
+    return (
+      sends.count >= this.perWebhookLimit ||
+      now - sends.lastStartedAt < this.options.inOrderWindowMs
+    );
   }
 
   private busyWebhookIds(): Types.ObjectId[] {
@@ -382,7 +359,7 @@ export class DeliveryWorker {
     if (retryDelay !== undefined) {
       result.status = 'pending';
       result.retriesUsed = delivery.retriesUsed + 1;
-      result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay, this.options.random));
+      result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay));
     }
     await write(result);
     this.log.info(

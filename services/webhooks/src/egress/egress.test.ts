@@ -1,20 +1,12 @@
-import { uniqueName, waitFor } from '@platform/shared/testing';
+import { waitFor } from '@platform/shared/testing';
 import { generateWebhookSecret } from '../deliveries/signature';
 import type { ResolveHost } from './egress-guard';
-import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
-import { startReceiver, type Receiver } from '../test/receiver';
-import {
-  buildProject,
-  dropDatabase,
-  startTestService,
-  type TestService,
-} from '../test/test-service';
+import type { Receiver } from '../test/receiver';
+import { useTestBed, type TestService } from '../test/test-service';
 
 // Dial-time refusal, with a worker that refuses private addresses. Every destination here is
 // on 127.0.0.0/8 and every name is answered by the test's own resolver: no DNS, no traffic out.
-const strictDb = uniqueName('webhooks_egress');
-const permissiveDb = uniqueName('webhooks_egress_allowed');
-let projects: ProjectsStub;
+const bed = useTestBed();
 let strict: TestService;
 let permissive: TestService;
 let target: Receiver;
@@ -30,35 +22,21 @@ const resolveHost: ResolveHost = async (hostname) => {
 };
 
 beforeAll(async () => {
-  projects = await startProjectsStub();
-  target = await startReceiver();
-  strict = await startTestService({
-    dbName: strictDb,
-    projectsUrl: projects.url,
+  target = await bed.receiver();
+  strict = await bed.start({
+    dbName: bed.newDatabase('webhooks_egress'),
     allowPrivate: false,
     resolveHost,
   });
-  permissive = await startTestService({
-    dbName: permissiveDb,
-    projectsUrl: projects.url,
-    resolveHost,
-  });
-});
-
-afterAll(async () => {
-  await strict?.stop();
-  await permissive?.stop();
-  await target?.close();
-  await projects?.close();
-  await Promise.all([dropDatabase(strictDb), dropDatabase(permissiveDb)]);
+  permissive = await bed.start({ dbName: bed.newDatabase('webhooks_egress_allowed'), resolveHost });
 });
 
 const port = () => new URL(target.url).port;
 
 /** A webhook stored as if registered while private delivery was allowed. */
 async function storedWebhook(service: TestService, url: string) {
-  const p = buildProject(service.url, projects);
-  const webhook = await service.components.webhooksRepository.insert({
+  const p = bed.project(service);
+  const webhook = await service.models.webhooks.create({
     projectId: p.projectId,
     accountId: p.accountId,
     url,
@@ -75,9 +53,7 @@ async function sendTestAndSettle(
   const res = await p.api.post(`${p.base}/${p.webhookId}/test`);
   expect(res.status).toBe(202);
   return waitFor(async () => {
-    const [delivery] = await service.components.deliveriesRepository.model
-      .find({ webhookId: p.webhookId })
-      .lean();
+    const [delivery] = await service.models.deliveries.find({ webhookId: p.webhookId }).lean();
     return delivery && delivery.status !== 'pending' ? delivery : null;
   });
 }
@@ -106,7 +82,7 @@ describe('refusing private destinations when dialling', () => {
   });
 
   it('refuses a name that resolved to a public address at registration and to 127.0.0.1 when dialled', async () => {
-    const p = buildProject(strict.url, projects);
+    const p = bed.project(strict);
     registering = true;
     const created = await p.api.post(p.base, { url: `http://rebind.example.test:${port()}/hook` });
     registering = false;

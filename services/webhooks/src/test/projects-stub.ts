@@ -4,7 +4,8 @@ import { TEST_INTERNAL_SECRET, startTestServer } from '@platform/shared/testing'
 
 /**
  * The projects service's internal endpoint as webhooks sees it, over real HTTP: a project is
- * found only by its owner, and a request without a valid identity is 401.
+ * found only by its owner (`{ accountId, projectId }`, as the real one answers), and a request
+ * without a valid identity is 401.
  */
 export interface ProjectsStub {
   url: string;
@@ -28,7 +29,7 @@ export async function startProjectsStub(): Promise<ProjectsStub> {
     if (req.method !== 'GET' || !projectId || owners.get(projectId) !== accountId) {
       return send(404, { error: 'NOT_FOUND', message: 'Project not found.' });
     }
-    send(200, { id: projectId, accountId, name: `project ${projectId}` });
+    send(200, { accountId, projectId });
   });
   return {
     url: server.url,

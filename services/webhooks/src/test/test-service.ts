@@ -1,33 +1,33 @@
 import type { Producer } from 'kafkajs';
-import type { Connection } from 'mongoose';
 import {
+  Lifecycle,
   TOPICS,
   connectMongo,
-  createInternalClient,
   createKafka,
   createProducer,
   ensureTopics,
   newEvent,
+  parseConfig,
   type DeploymentStatusChangedEvent,
-  type EventConsumer,
   type PlatformEvent,
   type ProjectDeletedEvent,
 } from '@platform/shared';
 import {
-  TEST_INTERNAL_SECRET,
   identityHeaders,
   requestJson,
   startTestServer,
+  testEnv,
   testInfraUrls,
   testLogger,
   uniqueName,
-  type TestServer,
+  waitFor,
 } from '@platform/shared/testing';
 import { randomBytes } from 'node:crypto';
-import { createApp } from '../app';
-import { createComponents, syncAllIndexes, type Components } from '../components';
+import { compose, type Composed } from '../compose';
+import { configSchema } from '../config';
 import type { ResolveHost } from '../egress/egress-guard';
-import { startWebhookConsumer } from '../events/events.consumer';
+import { startProjectsStub, type ProjectsStub } from './projects-stub';
+import { startReceiver, type Receiver } from './receiver';
 
 export interface TestServiceOptions {
   dbName: string;
@@ -44,85 +44,63 @@ export interface TestServiceOptions {
   resolveHost?: ResolveHost;
   /** Run the delivery worker (default true). */
   worker?: boolean;
-  /** Consume events with this group id (default: no consumer). */
-  groupId?: string;
 }
 
 export const TEST_RETRY_SCHEDULE = [200, 200, 400];
 
-/** One instance of the service, wired as main.ts wires it, in the test process. */
-export interface TestService {
-  url: string;
-  connection: Connection;
-  components: Components;
-  /** Stops HTTP, consumer and worker, like SIGTERM; the database stays. */
-  stop(): Promise<void>;
+const inMs = (value: number | undefined) => (value === undefined ? undefined : `${value}ms`);
+
+/** The environment main.ts would read for these options; unset ones keep their defaults. */
+function testServiceEnv(options: TestServiceOptions): NodeJS.ProcessEnv {
+  return {
+    ...testEnv(),
+    MONGO_DB: options.dbName,
+    PROJECTS_URL: options.projectsUrl,
+    // A group of its own that starts at the end: from the beginning it would replay every event
+    // other suites ever published. The consumer is ready only after its first fetch, so nothing
+    // published later is missed.
+    KAFKA_GROUP_ID: uniqueName('webhooks-test'),
+    KAFKA_FROM_BEGINNING: 'false',
+    WEBHOOK_ALLOW_PRIVATE: String(options.allowPrivate ?? true),
+    WEBHOOK_RETRY_SCHEDULE: (options.retrySchedule ?? TEST_RETRY_SCHEDULE).map(inMs).join(','),
+    WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 3_000),
+    WEBHOOK_DISABLE_AFTER: inMs(options.disableAfterMs),
+    WEBHOOK_DELIVERY_RETENTION: inMs(options.retentionMs),
+    DELIVERY_CONCURRENCY: options.concurrency?.toString(),
+    DELIVERY_WORKER: String(options.worker ?? true),
+    DELIVERY_POLL_INTERVAL: '100ms',
+    DELIVERY_IN_ORDER_WINDOW: inMs(options.inOrderWindowMs),
+    DELIVERY_STOP_GRACE: '300ms',
+    DELIVERY_HOUSEKEEPING_INTERVAL: inMs(options.housekeepingIntervalMs),
+  };
 }
+
+/** One instance of the service, composed as main.ts composes it, in the test process. */
+export type TestService = Composed & {
+  url: string;
+  /** Shuts down HTTP, consumer, housekeeping, worker and connection, like SIGTERM; the database stays. */
+  stop(): Promise<void>;
+};
 
 export async function startTestService(options: TestServiceOptions): Promise<TestService> {
   const logger = testLogger('webhooks');
-  const { mongoUrl, kafkaBrokers } = testInfraUrls();
-  const connection = await connectMongo({ url: mongoUrl, dbName: options.dbName, logger });
-  const components = createComponents({
-    connection,
-    logger,
-    allowPrivate: options.allowPrivate ?? true,
-    retrySchedule: options.retrySchedule ?? TEST_RETRY_SCHEDULE,
-    timeoutMs: options.timeoutMs ?? 3_000,
-    concurrency: options.concurrency ?? 16,
-    disableAfterMs: options.disableAfterMs ?? 5 * 86_400_000,
-    retentionMs: options.retentionMs ?? 14 * 86_400_000,
-    housekeepingIntervalMs: options.housekeepingIntervalMs,
-    inOrderWindowMs: options.inOrderWindowMs,
-    pollIntervalMs: 100,
-    stopGraceMs: 300,
-    resolveHost: options.resolveHost,
-  });
-  await syncAllIndexes(connection, components);
-  if (options.worker ?? true) components.worker.start();
-
-  let consumer: EventConsumer | undefined;
-  if (options.groupId) {
-    const kafka = createKafka({ brokers: kafkaBrokers, clientId: 'webhooks-test', logger });
-    await ensureTopics(kafka);
-    consumer = await startWebhookConsumer({
-      kafka,
-      groupId: options.groupId,
-      // A new test group would otherwise replay every event other suites ever published; the
-      // consumer is ready only after its first fetch, so nothing published later is missed.
-      fromBeginning: false,
-      connection,
-      logger,
-      deliveries: components.deliveries,
-      webhooksRepository: components.webhooksRepository,
-      deliveriesRepository: components.deliveriesRepository,
-    });
+  const lifecycle = new Lifecycle(logger);
+  const config = parseConfig(configSchema, testServiceEnv(options));
+  try {
+    const composed = await compose(
+      config,
+      { logger, lifecycle },
+      {
+        resolveHost: options.resolveHost,
+      },
+    );
+    const server = await startTestServer(composed.app);
+    lifecycle.onShutdown('http server', () => server.close());
+    return { ...composed, url: server.url, stop: () => lifecycle.shutdown('test over') };
+  } catch (err) {
+    await lifecycle.shutdown('start-up failed');
+    throw err;
   }
-
-  const projects = createInternalClient({
-    baseUrl: options.projectsUrl,
-    internalSecret: TEST_INTERNAL_SECRET,
-  });
-  const app = createApp({
-    logger,
-    connection,
-    internalSecret: TEST_INTERNAL_SECRET,
-    projects,
-    components,
-  });
-  const server: TestServer = await startTestServer(app);
-
-  return {
-    url: server.url,
-    connection,
-    components,
-    stop: async () => {
-      await server.close();
-      await consumer?.stop();
-      await components.worker.stop();
-      await connection.close();
-    },
-  };
 }
 
 /** Drops a test file's database at the end. */
@@ -131,6 +109,58 @@ export async function dropDatabase(dbName: string): Promise<void> {
   const connection = await connectMongo({ url: mongoUrl, dbName, logger: testLogger() });
   await connection.dropDatabase();
   await connection.close();
+}
+
+/**
+ * What a test file starts around the service, before its tests, and closes after them: the
+ * projects stub, and every instance, receiver and database its tests start through this.
+ */
+export function useTestBed() {
+  let stub: ProjectsStub | undefined;
+  const services: TestService[] = [];
+  const receivers: Receiver[] = [];
+  const databases: string[] = [];
+  const bed = {
+    get projects(): ProjectsStub {
+      if (!stub) throw new Error('useTestBed: read it inside a test or hook, after beforeAll');
+      return stub;
+    },
+    /** A database of its own, dropped after the file. */
+    newDatabase(prefix = 'webhooks_test'): string {
+      const dbName = uniqueName(prefix);
+      databases.push(dbName);
+      return dbName;
+    },
+    async start(options: Partial<TestServiceOptions> & { dbName: string }) {
+      const service = await startTestService({ projectsUrl: bed.projects.url, ...options });
+      services.push(service);
+      return service;
+    },
+    async stop(service: TestService) {
+      services.splice(services.indexOf(service), 1);
+      await service.stop();
+    },
+    async stopAll() {
+      await Promise.all(services.splice(0).map((service) => service.stop()));
+    },
+    async receiver(...args: Parameters<typeof startReceiver>) {
+      const receiver = await startReceiver(...args);
+      receivers.push(receiver);
+      return receiver;
+    },
+    /** A project of its own, owned by a new account, on `service`. */
+    project: (service: { url: string }) => buildProject(service.url, bed.projects),
+  };
+  beforeAll(async () => {
+    stub = await startProjectsStub();
+  });
+  afterAll(async () => {
+    await bed.stopAll();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await stub?.close();
+    await Promise.all(databases.map(dropDatabase));
+  });
+  return bed;
 }
 
 /** Calls the service's API as `accountId`, the way the gateway forwards a request. */
@@ -160,15 +190,60 @@ export function buildProject(serviceUrl: string, stub: { addProject(p: string, a
   };
 }
 
-/** A status change of a deployment of `projectId`, as the deployments service publishes it. */
+export type TestProject = ReturnType<typeof buildProject>;
+
+/** Registers a webhook of `p` for `url` through the API; its id and secret. */
+export async function subscribe(p: TestProject, url: string) {
+  const res = await p.api.post(p.base, { url });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; secret: string };
+}
+
+/**
+ * A delivery of `event` to `p`'s webhook written straight to the database, due now, as another
+ * replica (or a worker that died) leaves it behind; `fields` add to it or change it.
+ */
+export function storeDelivery(
+  service: TestService,
+  p: { webhookId: string; projectId: string },
+  event: { eventId: string; type: string },
+  fields: Record<string, unknown> = {},
+) {
+  return service.models.deliveries.create({
+    webhookId: p.webhookId,
+    projectId: p.projectId,
+    eventId: event.eventId,
+    type: event.type,
+    body: '{"type":"deployment.status_changed"}',
+    nextAttemptAt: new Date(),
+    ...fields,
+  });
+}
+
+/** Waits until the one delivery matching `filter` is in `status`, and returns it. */
+export function settledDelivery(
+  service: TestService,
+  filter: { eventId?: string; webhookId?: string; _id?: string },
+  status: string,
+) {
+  return waitFor(
+    async () => {
+      const delivery = await service.models.deliveries.findOne(filter).lean();
+      return delivery?.status === status ? delivery : null;
+    },
+    { what: `delivery ${JSON.stringify(filter)} ${status}` },
+  );
+}
+
+/** A status change of a deployment of project `p`, as the deployments service publishes it. */
 export function buildStatusChange(
-  overrides: Partial<Omit<DeploymentStatusChangedEvent, 'eventId' | 'occurredAt' | 'type'>> & {
-    accountId: string;
-    projectId: string;
-  },
+  p: { accountId: string; projectId: string },
+  overrides: Partial<Omit<DeploymentStatusChangedEvent, 'eventId' | 'occurredAt' | 'type'>> = {},
 ): DeploymentStatusChangedEvent {
   return newEvent<DeploymentStatusChangedEvent>({
     type: 'deployment.status_changed',
+    accountId: p.accountId,
+    projectId: p.projectId,
     serviceId: newId(),
     deploymentId: newId(),
     status: 'BUILDING',

@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { Schema, type Types } from 'mongoose';
+import { defineModel } from '@platform/shared';
 
 export const WEBHOOK_EVENT_TYPES = ['deployment.status_changed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -39,6 +40,4 @@ const webhookSchema = new Schema<WebhookDoc>(
 // Lists (newest first) and the event fan-out both select by project.
 webhookSchema.index({ projectId: 1, createdAt: -1, _id: -1 });
 
-export function webhookModel(connection: Connection): Model<WebhookDoc> {
-  return connection.model<WebhookDoc>('Webhook', webhookSchema, 'webhooks');
-}
+export const webhookModel = defineModel<WebhookDoc>('Webhook', webhookSchema, 'webhooks');

@@ -2,48 +2,24 @@ import type { FilterQuery, Model, Types } from 'mongoose';
 import { findPage, mapPage, type Page, type PageRequest } from '@platform/shared';
 import type { DisabledReason, WebhookDoc, WebhookEventType } from './webhooks.model';
 
-export interface Webhook {
-  id: string;
-  projectId: string;
-  accountId: string;
-  url: string;
-  events: WebhookEventType[];
-  enabled: boolean;
-  secret: string;
-  disabledReason: DisabledReason | null;
-  failingSince: Date | null;
-  createdAt: Date;
-}
+/** A webhook as the service reads it: the stored document, its id as a string. */
+export type Webhook = Omit<WebhookDoc, '_id'> & { id: string };
 
-export interface NewWebhook {
-  projectId: string;
-  accountId: string;
-  url: string;
-  events: WebhookEventType[];
-  secret: string;
-}
+export type NewWebhook = Pick<WebhookDoc, 'projectId' | 'accountId' | 'url' | 'events' | 'secret'>;
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'url' | 'events' | 'enabled' | 'secret' | 'disabledReason' | 'failingSince'>
+  Pick<WebhookDoc, 'url' | 'events' | 'enabled' | 'secret' | 'disabledReason' | 'failingSince'>
 >;
 
-function toWebhook(doc: WebhookDoc): Webhook {
-  return {
-    id: doc._id.toHexString(),
-    projectId: doc.projectId,
-    accountId: doc.accountId,
-    url: doc.url,
-    events: doc.events,
-    enabled: doc.enabled,
-    secret: doc.secret,
-    disabledReason: doc.disabledReason ?? null,
-    failingSince: doc.failingSince ?? null,
-    createdAt: doc.createdAt,
-  };
-}
+const toWebhook = ({ _id, ...fields }: WebhookDoc): Webhook => ({
+  ...fields,
+  id: _id.toHexString(),
+  disabledReason: fields.disabledReason ?? null,
+  failingSince: fields.failingSince ?? null,
+});
 
 export class WebhooksRepository {
-  constructor(readonly model: Model<WebhookDoc>) {}
+  constructor(private readonly model: Model<WebhookDoc>) {}
 
   async insert(fields: NewWebhook): Promise<Webhook> {
     const doc = await this.model.create({ ...fields, enabled: true });

@@ -85,6 +85,14 @@ export class WebhooksService {
     await this.deps.deliveries.deleteForWebhook(id);
   }
 
+  /** A deleted project takes its webhooks and their deliveries with it; returns the counts. */
+  async deleteProject(projectId: string): Promise<{ webhooks: number; deliveries: number }> {
+    return {
+      webhooks: await this.deps.webhooks.deleteInProject(projectId),
+      deliveries: await this.deps.deliveries.deleteInProject(projectId),
+    };
+  }
+
   private async assertUrlAllowed(url: string): Promise<void> {
     try {
       await this.deps.guard.assertUrlAllowed(new URL(url));

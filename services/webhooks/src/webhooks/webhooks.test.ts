@@ -5,30 +5,21 @@ import {
   uniqueName,
 } from '@platform/shared/testing';
 import { fakeDns } from '../test/fake-dns';
-import { startProjectsStub, type ProjectsStub } from '../test/projects-stub';
-import {
-  apiClient,
-  buildProject,
-  dropDatabase,
-  newId,
-  startTestService,
-  type TestService,
-} from '../test/test-service';
+import { apiClient, newId, useTestBed, type TestService } from '../test/test-service';
 import { MAX_WEBHOOKS_PER_PROJECT } from './webhooks.service';
 
 // No worker runs in this file, and private addresses are refused: nothing is ever dialled.
-const dbName = uniqueName('webhooks_api');
-let projects: ProjectsStub;
+const bed = useTestBed();
+let dbName: string;
 let service: TestService;
 
 const PUBLIC_URL = 'https://hooks.example.test/platform';
 const WEBHOOK_KEYS = ['createdAt', 'enabled', 'events', 'id', 'projectId', 'url'];
 
 beforeAll(async () => {
-  projects = await startProjectsStub();
-  service = await startTestService({
+  dbName = bed.newDatabase('webhooks_api');
+  service = await bed.start({
     dbName,
-    projectsUrl: projects.url,
     allowPrivate: false,
     worker: false,
     resolveHost: fakeDns({
@@ -41,20 +32,21 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await service?.stop();
-  await projects?.close();
-  await dropDatabase(dbName);
-});
-
-const project = () => buildProject(service.url, projects);
-const webhooksModel = () => service.components.webhooksRepository.model;
-const deliveriesModel = () => service.components.deliveriesRepository.model;
+const project = () => bed.project(service);
+const webhooksModel = () => service.models.webhooks;
+const deliveriesModel = () => service.models.deliveries;
 
 async function createWebhook(p: ReturnType<typeof project>, body: Record<string, unknown> = {}) {
   const res = await p.api.post(p.base, { url: PUBLIC_URL, ...body });
   expect(res.status).toBe(201);
   return res.body as { id: string; secret: string; url: string; createdAt: string };
+}
+
+/** The id of a webhook of another project of `p`'s account. */
+async function webhookOfSiblingProject(p: ReturnType<typeof project>) {
+  const projectId = newId();
+  bed.projects.addProject(projectId, p.accountId);
+  return (await createWebhook({ ...p, base: `/api/projects/${projectId}/webhooks` })).id;
 }
 
 describe('POST /api/projects/:projectId/webhooks', () => {
@@ -262,30 +254,17 @@ describe('GET /api/projects/:projectId/webhooks/:webhookId', () => {
   });
 
   it.each([
-    ['an unknown id', () => newId()],
-    ['a malformed id', () => 'not-an-id'],
-  ])('returns 404 NOT_FOUND for %s', async (_case, id) => {
+    ['an unknown id', async () => newId()],
+    ['a malformed id', async () => 'not-an-id'],
+    ['a webhook of another project of the same account', webhookOfSiblingProject],
+  ])('returns 404 NOT_FOUND for %s', async (_case, idFor) => {
     const p = project();
+    const id = await idFor(p);
 
-    const res = await p.api.get(`${p.base}/${id()}`);
+    const res = await p.api.get(`${p.base}/${id}`);
 
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'NOT_FOUND', message: 'Webhook not found.' });
-  });
-
-  it('returns 404 NOT_FOUND for a webhook of another project of the same account', async () => {
-    const p = project();
-    const sibling = { ...p, projectId: newId() };
-    projects.addProject(sibling.projectId, p.accountId);
-    const other = await createWebhook({
-      ...sibling,
-      base: `/api/projects/${sibling.projectId}/webhooks`,
-    });
-
-    const res = await p.api.get(`${p.base}/${other.id}`);
-
-    expect(res.status).toBe(404);
-    expect(res.body.error).toBe('NOT_FOUND');
   });
 });
 
@@ -456,7 +435,7 @@ describe('access to a project', () => {
   it('answers 503 SERVICE_UNAVAILABLE when the projects service does not answer', async () => {
     const gone = await startTestServer((_req: unknown, res: { end(): void }) => res.end());
     await gone.close();
-    const orphan = await startTestService({ dbName, projectsUrl: gone.url, worker: false });
+    const orphan = await bed.start({ dbName, projectsUrl: gone.url, worker: false });
     try {
       const p = project();
 
@@ -466,7 +445,7 @@ describe('access to a project', () => {
       expect(res.body.error).toBe('SERVICE_UNAVAILABLE');
       expect(await webhooksModel().countDocuments({ projectId: p.projectId })).toBe(0);
     } finally {
-      await orphan.stop();
+      await bed.stop(orphan);
     }
   });
 });

@@ -1,0 +1,112 @@
+import {
+  Scheduler,
+  connectMongo,
+  createInternalClient,
+  createKafka,
+  ensureTopics,
+  startEventConsumer,
+  syncIndexes,
+  type Runtime,
+} from '@platform/shared';
+import { createApp } from './app';
+import type { Config } from './config';
+import { DeliveriesRepository } from './deliveries/deliveries.repository';
+import { DeliveriesService } from './deliveries/deliveries.service';
+import { DeliveryWorker } from './deliveries/delivery-worker';
+import { EgressGuard, type ResolveHost } from './egress/egress-guard';
+import { CONSUMED_TOPICS, webhookEventHandler } from './events/events.consumer';
+import { createModels } from './models';
+import { WebhooksRepository } from './webhooks/webhooks.repository';
+import { WebhooksService } from './webhooks/webhooks.service';
+
+/** What cannot be configuration, replaced only by tests. */
+export interface Seams {
+  /** Name resolution for the egress guard: tests answer from a table, never from real DNS. */
+  resolveHost?: ResolveHost;
+}
+
+/**
+ * The composition root, the same for main.ts (through runService) and for the tests: opens the
+ * database, the delivery worker, the housekeeping and the Kafka consumer, each registering its
+ * closer as it opens, and builds the HTTP app.
+ */
+export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  lifecycle.onShutdown('mongo', () => connection.close());
+  const models = createModels(connection);
+  await syncIndexes(models);
+
+  const webhooksRepository = new WebhooksRepository(models.webhooks);
+  const deliveriesRepository = new DeliveriesRepository(models.deliveries);
+  if (config.WEBHOOK_ALLOW_PRIVATE) logger.warn('deliveries may reach private addresses');
+  const guard = new EgressGuard({
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    resolveHost: seams.resolveHost,
+  });
+  const worker = new DeliveryWorker({
+    deliveries: deliveriesRepository,
+    webhooks: webhooksRepository,
+    guard,
+    retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrency: config.DELIVERY_CONCURRENCY,
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
+    pollIntervalMs: config.DELIVERY_POLL_INTERVAL,
+    inOrderWindowMs: config.DELIVERY_IN_ORDER_WINDOW,
+    stopGraceMs: config.DELIVERY_STOP_GRACE,
+    logger,
+  });
+  const deliveries = new DeliveriesService({
+    deliveries: deliveriesRepository,
+    webhooks: webhooksRepository,
+    dispatcher: worker,
+    retentionMs: config.WEBHOOK_DELIVERY_RETENTION,
+  });
+  const webhooks = new WebhooksService({
+    webhooks: webhooksRepository,
+    deliveries: deliveriesRepository,
+    guard,
+  });
+  if (config.DELIVERY_WORKER) worker.start();
+  lifecycle.onShutdown('delivery worker', () => worker.stop());
+
+  const scheduler = new Scheduler(logger);
+  lifecycle.onShutdown('housekeeping', () => scheduler.stop());
+  scheduler.every({
+    name: 'delete finished deliveries past retention',
+    everyMs: config.DELIVERY_HOUSEKEEPING_INTERVAL,
+    run: async () => {
+      const deleted = await deliveries.deleteExpired();
+      if (deleted > 0) logger.info({ deleted }, 'finished deliveries past retention deleted');
+    },
+  });
+
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'webhooks', logger });
+  await ensureTopics(kafka);
+  const consumer = await startEventConsumer({
+    kafka,
+    groupId: config.KAFKA_GROUP_ID,
+    topics: CONSUMED_TOPICS,
+    logger,
+    connection,
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
+    handle: webhookEventHandler({ deliveries, webhooks, logger }),
+  });
+  lifecycle.onShutdown('kafka consumer', () => consumer.stop());
+
+  const projects = createInternalClient({
+    baseUrl: config.PROJECTS_URL,
+    internalSecret: config.INTERNAL_SECRET,
+  });
+  const app = createApp({
+    logger,
+    connection,
+    internalSecret: config.INTERNAL_SECRET,
+    projects,
+    webhooks,
+    deliveries,
+  });
+  return { app, models, worker, deliveries };
+}
+
+export type Composed = Awaited<ReturnType<typeof compose>>;

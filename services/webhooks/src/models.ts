@@ -1,0 +1,11 @@
+import type { Connection } from 'mongoose';
+import { deliveryModel } from './deliveries/deliveries.model';
+import { webhookModel } from './webhooks/webhooks.model';
+
+/** The service's models on one connection; compose creates their indexes (syncIndexes). */
+export const createModels = (connection: Connection) => ({
+  webhooks: webhookModel(connection),
+  deliveries: deliveryModel(connection),
+});
+
+export type Models = ReturnType<typeof createModels>;
