@@ -8,28 +8,26 @@ import {
 } from '@platform/shared';
 import { waitFor } from '@platform/shared/testing';
 import type { Producer } from 'kafkajs';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { newCommitHash, useHarness } from '../test/harness';
 import { allStopped, useFixtureSteps } from '../test/processes';
 import { buildService, type OwnedService } from '../test/projects-stub';
 
 // The cleanup consumer is compose's own, in a group of this file's (the harness's KAFKA_GROUP_ID).
 const steps = useFixtureSteps();
-let h: Harness;
+const h = useHarness({
+  pipeline: {
+    BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
+  },
+});
 let producer: Producer;
 
 beforeAll(async () => {
-  h = await startHarness({
-    pipeline: {
-      BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
-    },
-  });
   producer = createProducer(h.kafka);
   await producer.connect();
-}, 60_000);
+});
 
 afterAll(async () => {
   await producer?.disconnect();
-  await h?.close();
 });
 
 async function publish(topic: string, key: string, event: PlatformEvent) {

@@ -1,20 +1,13 @@
 import { Types } from 'mongoose';
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
 import { identityHeaders, requestJson, type JsonResponse } from '@platform/shared/testing';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { startHarness, newCommitHash, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { NO_LEASE } from './deployments.model';
 import type { DeploymentStatus } from './status';
 
 // No pipeline here: deployments stay BUILDING until a test moves them.
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 /** Moves a deployment along as the pipeline would, without running one. */
 async function recordChanges(owned: OwnedService, id: string, ...statuses: DeploymentStatus[]) {
@@ -44,16 +37,30 @@ function isChain(events: DeploymentStatusChangedEvent[]): boolean {
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** How the API shows the deployment a trigger answered with `created`, with these fields. */
-function shown(service: OwnedService, created: JsonResponse, fields: Record<string, unknown>) {
+interface TriggerBody {
+  commitHash: string;
+  commitMessage?: string;
+}
+
+/** How a list shows the deployment triggered with `body` (and answered `created`), in `status`. */
+function listed(
+  service: OwnedService,
+  body: TriggerBody,
+  created: JsonResponse,
+  status: DeploymentStatus,
+) {
   return {
     id: created.body.id,
     serviceId: service.serviceId,
-    commitHash: created.body.commitHash,
+    status,
+    commitHash: body.commitHash.toLowerCase(),
+    commitMessage: body.commitMessage ?? '',
     createdAt: created.body.createdAt,
-    ...fields,
   };
 }
+
+/** How a single read shows it: the same, with its logs (none yet). */
+const readBack = (...args: Parameters<typeof listed>) => ({ ...listed(...args), logs: '' });
 
 describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => {
   it('answers 201 with exactly id, serviceId, status BUILDING, commitHash and createdAt', async () => {
@@ -295,19 +302,13 @@ describe('when the projects service is down', () => {
 describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deploymentId', () => {
   it('answers 200 with exactly id, serviceId, status, commitHash, commitMessage, createdAt and logs', async () => {
     const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: 'ABCDEF1', commitMessage: 'First' });
+    const body = { commitHash: 'ABCDEF1', commitMessage: 'First' };
+    const created = await h.api.trigger(service, body);
 
     const res = await h.api.get(service, created.body.id);
 
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(
-      shown(service, created, {
-        status: 'BUILDING',
-        commitHash: 'abcdef1',
-        commitMessage: 'First',
-        logs: '',
-      }),
-    );
+    expect(res.body).toEqual(readBack(service, body, created, 'BUILDING'));
   });
 
   it('answers 404 for a deployment of another service, project or account', async () => {
@@ -360,8 +361,10 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
   it('lists the service’s deployments newest first with exactly the list fields and no logs', async () => {
     const service = h.projects.addService();
     const other = h.projects.addService(buildService({ accountId: service.accountId }));
-    const first = await h.api.trigger(service, { commitHash: 'aaaaaaa', commitMessage: 'one' });
-    const second = await h.api.trigger(service, { commitHash: 'bbbbbbb' });
+    const one = { commitHash: 'aaaaaaa', commitMessage: 'one' };
+    const two = { commitHash: 'bbbbbbb' };
+    const first = await h.api.trigger(service, one);
+    const second = await h.api.trigger(service, two);
     await h.api.trigger(other, { commitHash: 'ccccccc' });
 
     const res = await h.api.list(service);
@@ -369,8 +372,8 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['deployments']);
     expect(res.body.deployments).toEqual([
-      shown(service, second, { status: 'BUILDING', commitHash: 'bbbbbbb', commitMessage: '' }),
-      shown(service, first, { status: 'BUILDING', commitHash: 'aaaaaaa', commitMessage: 'one' }),
+      listed(service, two, second, 'BUILDING'),
+      listed(service, one, first, 'BUILDING'),
     ]);
   });
 
@@ -387,20 +390,14 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
 describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploymentId/cancel', () => {
   it('answers 200 with the CANCELLED deployment, then 409 CONFLICT for a second cancel', async () => {
     const service = h.projects.addService();
-    const created = await h.api.trigger(service, { commitHash: 'abcdef1', commitMessage: 'Oops' });
+    const body = { commitHash: 'abcdef1', commitMessage: 'Oops' };
+    const created = await h.api.trigger(service, body);
 
     const first = await h.api.cancel(service, created.body.id);
     const second = await h.api.cancel(service, created.body.id);
 
     expect(first.status).toBe(200);
-    expect(first.body).toEqual(
-      shown(service, created, {
-        status: 'CANCELLED',
-        commitHash: 'abcdef1',
-        commitMessage: 'Oops',
-        logs: '',
-      }),
-    );
+    expect(first.body).toEqual(readBack(service, body, created, 'CANCELLED'));
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
       error: 'CONFLICT',

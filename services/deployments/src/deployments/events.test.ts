@@ -1,27 +1,25 @@
 import { TOPICS, deploymentStatusChangedEvent } from '@platform/shared';
 import { collectMessages } from '@platform/shared/testing';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { newCommitHash, useHarness } from '../test/harness';
 import { useFixtureSteps } from '../test/processes';
 
 const steps = useFixtureSteps();
-let h: Harness;
+const h = useHarness({
+  relay: true,
+  pipeline: {
+    // A commit message starting with "slow" makes a long build, to cancel it midway.
+    BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
+    DEPLOY_COMMAND: 'echo deployed',
+  },
+});
 let collector: Awaited<ReturnType<typeof collectMessages>>;
 
 beforeAll(async () => {
-  h = await startHarness({
-    relay: true,
-    pipeline: {
-      // A commit message starting with "slow" makes a long build, to cancel it midway.
-      BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
-      DEPLOY_COMMAND: 'echo deployed',
-    },
-  });
   collector = await collectMessages(h.kafka, [TOPICS.deploymentStatusChanged]);
 }, 60_000);
 
 afterAll(async () => {
   await collector?.stop();
-  await h?.close();
 });
 
 // The waits below allow 45 s on a loaded machine, so each test gets 60 s (the default is 30 s).

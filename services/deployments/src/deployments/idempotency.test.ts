@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { newCommitHash, useHarness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRepository } from './idempotency.repository';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 const withKey = (key: string) => ({ 'Idempotency-Key': key });
 

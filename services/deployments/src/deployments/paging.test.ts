@@ -1,11 +1,11 @@
 import { Types } from 'mongoose';
 import { encodeCursor } from '@platform/shared';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { newCommitHash, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { NO_LEASE } from './deployments.model';
 import type { DeploymentStatus } from './status';
 
-let h: Harness;
+const h = useHarness();
 let service: OwnedService;
 /** The service's deployments, newest first as the API must list them (createdAt desc, then id). */
 let expected: { id: string; status: DeploymentStatus }[];
@@ -38,7 +38,6 @@ function storedDeployment(owned: OwnedService, createdAt: Date, status: Deployme
 }
 
 beforeAll(async () => {
-  h = await startHarness();
   service = h.projects.addService();
   // Some through the API, ten at a time (the same millisecond is likely among them)...
   for (let batch = 0; batch < TRIGGERED / 10; batch++) {
@@ -77,10 +76,6 @@ beforeAll(async () => {
     )
     .map((d) => ({ id: d._id.toHexString(), status: d.status }));
 }, 60_000);
-
-afterAll(async () => {
-  await h.close();
-});
 
 /** Every page of the list with this query, followed cursor by cursor. */
 async function walk(query: string) {

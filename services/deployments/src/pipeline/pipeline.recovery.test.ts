@@ -4,20 +4,13 @@ import { connectMongo } from '@platform/shared';
 import { testLogger, waitFor } from '@platform/shared/testing';
 import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
 import { createModels } from '../models';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { useHarness } from '../test/harness';
 import { isProcessRunning, useFixtureSteps } from '../test/processes';
 import { PipelineRepository } from './pipeline.repository';
 
 // No pipeline in the harness: the tests run the workers of other replicas (h.newWorker).
 const steps = useFixtureSteps();
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 /**
  * What a worker that claimed the deployment and died mid-step leaves behind: its claim counted
@@ -54,16 +47,26 @@ async function abandonedBy(count: number, deploymentId: string) {
   }
 }
 
-/** A deployment just triggered, of a service of its own. */
-async function newDeployment() {
-  const service = h.projects.addService();
-  const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-  return { service, id: created.body.id as string, commitHash: created.body.commitHash as string };
+/** The lease of a deployment nobody holds any more, after `attempts` claims. */
+const releasedAfter = (attempts: number, handedBack: number) => ({
+  attempts,
+  handedBack,
+  leaseOwner: null,
+});
+
+/** What a worker that shut down in good order leaves: its claim counted, and handed back. */
+async function handedBackOnce(deploymentId: string) {
+  await h.models.deployments.updateOne(
+    { _id: deploymentId },
+    { $set: { leaseOwner: null, leaseUntil: NO_LEASE }, $inc: { attempts: 1, handedBack: 1 } },
+  );
 }
+
+const BUILD_RAN = { BUILD_COMMAND: 'echo build-ran' };
 
 /** Deployed on its second claim, the first one lost with its worker (never handed back). */
 async function expectDeployedByTheSecondClaim(id: string) {
-  expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: null });
+  expect(await h.released(id)).toEqual(releasedAfter(2, 0));
   expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>DEPLOYED']);
 }
 
@@ -83,7 +86,7 @@ describe('a pipeline worker that stops without finishing', () => {
     const workerB = h.newWorker({ BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' });
     workerA.start();
     try {
-      const { service, id } = await newDeployment();
+      const { service, id } = await h.newDeployment();
       const pids = await steps.pidsOf(id);
       await waitFor(async () => (await h.logs(id)).includes('long step of'), {
         what: 'A’s output in the logs',
@@ -114,7 +117,8 @@ describe('a pipeline worker that stops without finishing', () => {
   });
 
   it('runs again only the deploy step of a deployment abandoned while DEPLOYING', async () => {
-    const { service, id, commitHash } = await newDeployment();
+    const deployment = await h.newDeployment();
+    const { service, id } = deployment;
     // What a worker killed during the deploy step leaves behind: DEPLOYING, its lease running out.
     const lease = await claimedByVanishedWorker(
       id,
@@ -131,66 +135,56 @@ describe('a pipeline worker that stops without finishing', () => {
         },
       },
     );
-    const commands = {
-      BUILD_COMMAND: 'echo build-ran-again',
-      DEPLOY_COMMAND: 'echo "deployed $COMMIT_HASH"',
-    };
 
-    await h.withWorker(commands, async () => {
-      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+    const deployed = await h.runWorkerUntil(
+      { BUILD_COMMAND: 'echo build-ran-again', DEPLOY_COMMAND: 'echo "deployed $COMMIT_HASH"' },
+      deployment,
+      'DEPLOYED',
+    );
 
-      expect(deployed.logs).not.toContain('build-ran-again');
-      expect(deployed.logs).toContain(`deployed ${commitHash}`);
-      expect(deployed.logs).toContain(SECOND_ATTEMPT);
-      expect(deployed.logs).toMatch(/^==> build step started\nbuilt\n/);
-      await expectDeployedByTheSecondClaim(id);
-    });
+    expect(deployed.logs).not.toContain('build-ran-again');
+    expect(deployed.logs).toContain(`deployed ${deployment.created.commitHash}`);
+    expect(deployed.logs).toContain(SECOND_ATTEMPT);
+    expect(deployed.logs).toMatch(/^==> build step started\nbuilt\n/);
+    await expectDeployedByTheSecondClaim(id);
   });
 
   it('takes over a deployment whose worker vanished mid-build and says which attempt it is', async () => {
-    const { service, id } = await newDeployment();
-    await abandonedBy(1, id);
+    const deployment = await h.newDeployment();
+    await abandonedBy(1, deployment.id);
 
-    await h.withWorker({ BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' }, async () => {
-      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+    const rebuild = { BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' };
+    const deployed = await h.runWorkerUntil(rebuild, deployment, 'DEPLOYED');
 
-      expect(deployed.logs.startsWith(`${SECOND_ATTEMPT}\n==> build step started\n`)).toBe(true);
-      expect(deployed.logs).toContain(`rebuilt ${id}`);
-      await expectDeployedByTheSecondClaim(id);
-    });
+    expect(deployed.logs.startsWith(`${SECOND_ATTEMPT}\n==> build step started\n`)).toBe(true);
+    expect(deployed.logs).toContain(`rebuilt ${deployment.id}`);
+    await expectDeployedByTheSecondClaim(deployment.id);
   });
 
   it('fails a deployment whose workers vanished on every one of its attempts', async () => {
-    const { service, id } = await newDeployment();
-    await abandonedBy(3, id);
+    const deployment = await h.newDeployment();
+    await abandonedBy(3, deployment.id);
 
-    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
-      const failed = await h.waitForStatus(service, id, 'FAILED');
+    const failed = await h.runWorkerUntil(BUILD_RAN, deployment, 'FAILED');
 
-      expect(failed.logs).toContain('--- Attempt 4');
-      expect(failed.logs).toContain('Gave up after 3 attempts.');
-      expect(failed.logs).not.toContain('build-ran');
-      expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
-      expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 0, leaseOwner: null });
-    });
+    expect(failed.logs).toContain('--- Attempt 4');
+    expect(failed.logs).toContain('Gave up after 3 attempts.');
+    expect(failed.logs).not.toContain('build-ran');
+    expect(await h.changes(deployment.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+    expect(await h.released(deployment.id)).toEqual(releasedAfter(4, 0));
   });
 
   it('counts a claim handed back on shutdown as no lost attempt', async () => {
-    const { service, id } = await newDeployment();
+    const deployment = await h.newDeployment();
     // Two vanished workers, then one that shut down in good order: two attempts lost of three.
-    await abandonedBy(2, id);
-    await h.models.deployments.updateOne(
-      { _id: id },
-      { $set: { leaseOwner: null, leaseUntil: NO_LEASE }, $inc: { attempts: 1, handedBack: 1 } },
-    );
+    await abandonedBy(2, deployment.id);
+    await handedBackOnce(deployment.id);
 
-    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
-      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+    const deployed = await h.runWorkerUntil(BUILD_RAN, deployment, 'DEPLOYED');
 
-      expect(deployed.logs).toContain('--- Attempt 3');
-      expect(deployed.logs).toContain('build-ran');
-      expect(await h.released(id)).toEqual({ attempts: 4, handedBack: 1, leaseOwner: null });
-    });
+    expect(deployed.logs).toContain('--- Attempt 3');
+    expect(deployed.logs).toContain('build-ran');
+    expect(await h.released(deployment.id)).toEqual(releasedAfter(4, 1));
   });
 });
 
@@ -204,7 +198,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
     });
     workerA.start();
     try {
-      const { id } = await newDeployment();
+      const { id } = await h.newDeployment();
       await waitFor(async () => (await h.lease(id)).leaseOwner === workerA.workerId, {
         what: 'A to claim it',
       });
@@ -245,14 +239,14 @@ describe('a pipeline worker shutting down', () => {
   it('stops its running step and hands the deployment back for another worker to run at once', async () => {
     const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_LEASE_SECONDS: '60' });
     workerA.start();
-    const { service, id } = await newDeployment();
+    const { service, id } = await h.newDeployment();
     const pids = await steps.pidsOf(id);
 
     await workerA.stop();
 
     for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
     expect((await h.api.get(service, id)).body.status).toBe('BUILDING');
-    expect(await h.lease(id)).toEqual({ attempts: 1, handedBack: 1, leaseOwner: null });
+    expect(await h.lease(id)).toEqual(releasedAfter(1, 1));
     expect(await h.isClaimable(id)).toBe(true);
     expect(await h.logs(id)).toContain(
       'The pipeline worker is shutting down: the build step will run again.',
@@ -263,7 +257,7 @@ describe('a pipeline worker shutting down', () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 10_000);
       expect(deployed.logs).toContain('built by B');
       expect(deployed.logs).not.toContain('--- Attempt');
-      expect(await h.released(id)).toEqual({ attempts: 2, handedBack: 1, leaseOwner: null });
+      expect(await h.released(id)).toEqual(releasedAfter(2, 1));
     });
   });
 });

@@ -1,224 +1,202 @@
 import { waitFor } from '@platform/shared/testing';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
-import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
 import { NO_LEASE } from '../deployments/deployments.model';
+import { useHarness } from '../test/harness';
+import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
 import { TRIMMED_MARKER } from './log-buffer';
 
 // No pipeline in the harness: each test runs a worker of its own commands (h.withWorker).
 const steps = useFixtureSteps();
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 /** One claim, by a worker that finished it: nothing handed back, nobody holding it. */
 const ONE_CLAIM_FINISHED = { attempts: 1, handedBack: 0, leaseOwner: null };
 
 describe('the pipeline', () => {
   it('builds then deploys to DEPLOYED, with both steps’ output and the deployment’s values in the logs', async () => {
-    await h.withWorker(
-      {
-        BUILD_COMMAND:
-          'echo "build of $DEPLOYMENT_ID: service $SERVICE_ID, project $PROJECT_ID, commit $COMMIT_HASH ($COMMIT_MESSAGE)"; sleep 0.3',
-        DEPLOY_COMMAND: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
-      },
-      async () => {
-        const service = h.projects.addService();
-        const commitHash = newCommitHash();
-        const created = await h.api.trigger(service, {
+    const commands = {
+      BUILD_COMMAND:
+        'echo "build of $DEPLOYMENT_ID: service $SERVICE_ID, project $PROJECT_ID, commit $COMMIT_HASH ($COMMIT_MESSAGE)"; sleep 0.3',
+      DEPLOY_COMMAND: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
+    };
+    await h.withWorker(commands, async () => {
+      const { service, id, created } = await h.newDeployment({
+        commitMessage: 'Add the pricing page',
+      });
+      const { commitHash } = created;
+
+      await h.waitForStatus(service, id, 'DEPLOYING');
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED');
+
+      expect(Object.keys(deployed).sort()).toEqual([
+        'commitHash',
+        'commitMessage',
+        'createdAt',
+        'deployedAt',
+        'id',
+        'logs',
+        'serviceId',
+        'status',
+      ]);
+      expect(deployed.deployedAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+      expect(Date.parse(deployed.deployedAt)).toBeGreaterThan(Date.parse(deployed.createdAt));
+      const logs: string = deployed.logs;
+      const buildLine = `build of ${id}: service ${service.serviceId}, project ${service.projectId}, commit ${commitHash} (Add the pricing page)`;
+      expect(logs).toContain(buildLine);
+      expect(logs).toContain(`deploy of ${commitHash}`);
+      expect(logs).toContain('a warning');
+      expect(logs.indexOf(buildLine)).toBeLessThan(logs.indexOf(`deploy of ${commitHash}`));
+      expect(logs).toMatch(/==> build step finished in [\d.]+ s/);
+      expect(logs).toMatch(/==> deploy step finished in [\d.]+ s\n$/);
+
+      const list = await h.api.list(service);
+      expect(list.body.deployments).toEqual([
+        {
+          id,
+          serviceId: service.serviceId,
+          status: 'DEPLOYED',
           commitHash,
           commitMessage: 'Add the pricing page',
-        });
-
-        await h.waitForStatus(service, created.body.id, 'DEPLOYING');
-        const deployed = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
-
-        expect(Object.keys(deployed).sort()).toEqual([
-          'commitHash',
-          'commitMessage',
-          'createdAt',
-          'deployedAt',
-          'id',
-          'logs',
-          'serviceId',
-          'status',
-        ]);
-        expect(deployed.deployedAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
-        expect(Date.parse(deployed.deployedAt)).toBeGreaterThan(Date.parse(deployed.createdAt));
-        const logs: string = deployed.logs;
-        const buildLine = `build of ${created.body.id}: service ${service.serviceId}, project ${service.projectId}, commit ${commitHash} (Add the pricing page)`;
-        expect(logs).toContain(buildLine);
-        expect(logs).toContain(`deploy of ${commitHash}`);
-        expect(logs).toContain('a warning');
-        expect(logs.indexOf(buildLine)).toBeLessThan(logs.indexOf(`deploy of ${commitHash}`));
-        expect(logs).toMatch(/==> build step finished in [\d.]+ s/);
-        expect(logs).toMatch(/==> deploy step finished in [\d.]+ s\n$/);
-
-        const list = await h.api.list(service);
-        expect(list.body.deployments).toEqual([
-          {
-            id: created.body.id,
-            serviceId: service.serviceId,
-            status: 'DEPLOYED',
-            commitHash,
-            commitMessage: 'Add the pricing page',
-            createdAt: created.body.createdAt,
-            deployedAt: deployed.deployedAt,
-          },
-        ]);
-        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
-        expect(await h.isClaimable(created.body.id)).toBe(false);
-        const doc = await h.document(created.body.id);
-        expect(doc!.deployedAt!.toISOString()).toBe(deployed.deployedAt);
-        expect(doc!.statusChangedAt).toEqual(doc!.deployedAt);
-        expect(doc!.leaseUntil).toEqual(NO_LEASE);
-        expect(await h.changes(created.body.id)).toEqual([
-          '->BUILDING',
-          'BUILDING>DEPLOYING',
-          'DEPLOYING>DEPLOYED',
-        ]);
-        const events = await h.pendingEvents(created.body.id);
-        expect(events[2]!.occurredAt).toBe(deployed.deployedAt);
-      },
-    );
+          createdAt: created.createdAt,
+          deployedAt: deployed.deployedAt,
+        },
+      ]);
+      expect(await h.released(id)).toEqual(ONE_CLAIM_FINISHED);
+      expect(await h.isClaimable(id)).toBe(false);
+      const doc = await h.document(id);
+      expect(doc!.deployedAt!.toISOString()).toBe(deployed.deployedAt);
+      expect(doc!.statusChangedAt).toEqual(doc!.deployedAt);
+      expect(doc!.leaseUntil).toEqual(NO_LEASE);
+      expect(await h.changes(id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
+      ]);
+      const events = await h.pendingEvents(id);
+      expect(events[2]!.occurredAt).toBe(deployed.deployedAt);
+    });
   });
 
   it('writes output to the logs while the step is still running', async () => {
-    await h.withWorker(
-      { BUILD_COMMAND: 'echo first-line; sleep 1.5; echo second-line', DEPLOY_COMMAND: 'true' },
-      async (worker) => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const commands = {
+      BUILD_COMMAND: 'echo first-line; sleep 1.5; echo second-line',
+      DEPLOY_COMMAND: 'true',
+    };
+    await h.withWorker(commands, async (worker) => {
+      const { service, id } = await h.newDeployment();
 
-        const during = await h.waitForLogs(service, created.body.id, 'first-line');
+      const during = await h.waitForLogs(service, id, 'first-line');
 
-        expect(during.status).toBe('BUILDING');
-        expect(during.logs).not.toContain('second-line');
-        // Held by the worker running it, its first claim.
-        expect(await h.lease(created.body.id)).toEqual({
-          attempts: 1,
-          handedBack: 0,
-          leaseOwner: worker.workerId,
-        });
-        expect(await h.isClaimable(created.body.id)).toBe(false);
-        const done = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
-        expect(done.logs).toContain('second-line');
-      },
-    );
+      expect(during.status).toBe('BUILDING');
+      expect(during.logs).not.toContain('second-line');
+      // Held by the worker running it, its first claim.
+      expect(await h.lease(id)).toEqual({
+        attempts: 1,
+        handedBack: 0,
+        leaseOwner: worker.workerId,
+      });
+      expect(await h.isClaimable(id)).toBe(false);
+      const done = await h.waitForStatus(service, id, 'DEPLOYED');
+      expect(done.logs).toContain('second-line');
+    });
   });
 
   it('fails a deployment whose build exits non-zero, with its output and the exit code in the logs', async () => {
-    await h.withWorker(
+    const deployment = await h.newDeployment();
+
+    const failed = await h.runWorkerUntil(
       {
         BUILD_COMMAND: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
         DEPLOY_COMMAND: 'echo deploy-ran',
       },
-      async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-
-        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
-
-        expect(failed).not.toHaveProperty('deployedAt');
-        expect(failed.logs).toContain('compiling\n');
-        expect(failed.logs).toContain('error: missing semicolon\n');
-        expect(failed.logs).toContain('The build step failed with exit code 3.');
-        expect(failed.logs).not.toContain('deploy-ran');
-        expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
-        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
-      },
+      deployment,
+      'FAILED',
     );
+
+    expect(failed).not.toHaveProperty('deployedAt');
+    expect(failed.logs).toContain('compiling\n');
+    expect(failed.logs).toContain('error: missing semicolon\n');
+    expect(failed.logs).toContain('The build step failed with exit code 3.');
+    expect(failed.logs).not.toContain('deploy-ran');
+    expect(await h.changes(deployment.id)).toEqual(['->BUILDING', 'BUILDING>FAILED']);
+    expect(await h.released(deployment.id)).toEqual(ONE_CLAIM_FINISHED);
   });
 
   it('fails a deployment whose deploy step exits non-zero after a good build', async () => {
-    await h.withWorker(
+    const deployment = await h.newDeployment();
+
+    const failed = await h.runWorkerUntil(
       { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: 'echo "no capacity"; exit 7' },
-      async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-
-        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
-
-        expect(failed.logs).toContain('built\n');
-        expect(failed.logs).toContain('no capacity\n');
-        expect(failed.logs).toContain('The deploy step failed with exit code 7.');
-        expect(await h.changes(created.body.id)).toEqual([
-          '->BUILDING',
-          'BUILDING>DEPLOYING',
-          'DEPLOYING>FAILED',
-        ]);
-      },
+      deployment,
+      'FAILED',
     );
+
+    expect(failed.logs).toContain('built\n');
+    expect(failed.logs).toContain('no capacity\n');
+    expect(failed.logs).toContain('The deploy step failed with exit code 7.');
+    expect(await h.changes(deployment.id)).toEqual([
+      '->BUILDING',
+      'BUILDING>DEPLOYING',
+      'DEPLOYING>FAILED',
+    ]);
   });
 
   it('fails a step that passes its time limit and stops its processes', async () => {
-    await h.withWorker(
+    const deployment = await h.newDeployment();
+
+    const failed = await h.runWorkerUntil(
       { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'true', STEP_TIMEOUT_SECONDS: '1' },
-      async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-        const pids = await steps.pidsOf(created.body.id);
-
-        const failed = await h.waitForStatus(service, created.body.id, 'FAILED');
-
-        expect(failed.logs).toContain(`long step of ${created.body.id} started`);
-        expect(failed.logs).toContain('The build step ran longer than 1.0 s and was stopped.');
-        for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
-      },
+      deployment,
+      'FAILED',
     );
+
+    expect(failed.logs).toContain(`long step of ${deployment.id} started`);
+    expect(failed.logs).toContain('The build step ran longer than 1.0 s and was stopped.');
+    for (const pid of await steps.pidsOf(deployment.id)) {
+      expect(await isProcessRunning(pid)).toBe(false);
+    }
   });
 
   it('stops the build when the deployment is cancelled, and a second cancel is 409', async () => {
-    await h.withWorker(
-      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'echo deploy-ran' },
-      async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-        const pids = await steps.pidsOf(created.body.id);
-        expect(pids).toHaveLength(2);
-        expect(await isProcessRunning(pids[0]!)).toBe(true);
+    const commands = { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'echo deploy-ran' };
+    await h.withWorker(commands, async () => {
+      const { service, id } = await h.newDeployment();
+      const pids = await steps.pidsOf(id);
+      expect(pids).toHaveLength(2);
+      expect(await isProcessRunning(pids[0]!)).toBe(true);
 
-        const cancelled = await h.api.cancel(service, created.body.id);
-        expect(cancelled.status).toBe(200);
-        expect(cancelled.body.status).toBe('CANCELLED');
+      const cancelled = await h.api.cancel(service, id);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.status).toBe('CANCELLED');
 
-        await waitFor(() => allStopped(pids), {
-          timeoutMs: 5_000,
-          what: 'the build’s processes to stop',
-        });
-        const final = await h.waitForLogs(service, created.body.id, 'Deployment cancelled');
-        expect(final.status).toBe('CANCELLED');
-        expect(final.logs).toContain('Deployment cancelled: the build step was stopped.');
-        expect(final.logs).not.toContain('deploy-ran');
-        const again = await h.api.cancel(service, created.body.id);
-        expect(again.status).toBe(409);
-        expect(again.body.error).toBe('CONFLICT');
-        expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
-        expect(await h.released(created.body.id)).toEqual(ONE_CLAIM_FINISHED);
-        expect(await h.isClaimable(created.body.id)).toBe(false);
-      },
-    );
+      await waitFor(() => allStopped(pids), {
+        timeoutMs: 5_000,
+        what: 'the build’s processes to stop',
+      });
+      const final = await h.waitForLogs(service, id, 'Deployment cancelled');
+      expect(final.status).toBe('CANCELLED');
+      expect(final.logs).toContain('Deployment cancelled: the build step was stopped.');
+      expect(final.logs).not.toContain('deploy-ran');
+      const again = await h.api.cancel(service, id);
+      expect(again.status).toBe(409);
+      expect(again.body.error).toBe('CONFLICT');
+      expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+      expect(await h.released(id)).toEqual(ONE_CLAIM_FINISHED);
+      expect(await h.isClaimable(id)).toBe(false);
+    });
   });
 
   it('stops every one of several builds cancelled at the same moment', async () => {
     await h.withWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_CONCURRENCY: '4' }, async () => {
-      const service = h.projects.addService();
-      const created = await Promise.all(
-        Array.from({ length: 4 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
-      );
-      const pids = (await Promise.all(created.map((c) => steps.pidsOf(c.body.id)))).flat();
+      const created = await Promise.all(Array.from({ length: 4 }, () => h.newDeployment()));
+      const pids = (await Promise.all(created.map((c) => steps.pidsOf(c.id)))).flat();
 
-      const cancels = await Promise.all(created.map((c) => h.api.cancel(service, c.body.id)));
+      const cancels = await Promise.all(created.map((c) => h.api.cancel(c.service, c.id)));
 
       expect(cancels.map((c) => c.status)).toEqual([200, 200, 200, 200]);
       await waitFor(() => allStopped(pids), { timeoutMs: 5_000, what: 'every build to stop' });
       for (const c of created) {
-        expect(await h.released(c.body.id)).toEqual(ONE_CLAIM_FINISHED);
-        expect(await h.changes(c.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+        expect(await h.released(c.id)).toEqual(ONE_CLAIM_FINISHED);
+        expect(await h.changes(c.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
       }
     });
   });
@@ -227,26 +205,19 @@ describe('the pipeline', () => {
     await h.withWorker(
       { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: steps.longStep },
       async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-        const pids = await steps.pidsOf(created.body.id);
-        await h.waitForStatus(service, created.body.id, 'DEPLOYING');
+        const { service, id } = await h.newDeployment();
+        const pids = await steps.pidsOf(id);
+        await h.waitForStatus(service, id, 'DEPLOYING');
 
-        const cancelled = await h.api.cancel(service, created.body.id);
+        const cancelled = await h.api.cancel(service, id);
 
         expect(cancelled.status).toBe(200);
         await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
           timeoutMs: 5_000,
           what: 'the deploy to stop',
         });
-        await waitFor(
-          async () =>
-            (await h.logs(created.body.id)).includes(
-              'Deployment cancelled: the deploy step was stopped.',
-            ),
-          { what: 'the cancel note in the logs' },
-        );
-        expect(await h.changes(created.body.id)).toEqual([
+        await h.waitForLogs(service, id, 'Deployment cancelled: the deploy step was stopped.');
+        expect(await h.changes(id)).toEqual([
           '->BUILDING',
           'BUILDING>DEPLOYING',
           'DEPLOYING>CANCELLED',
@@ -256,66 +227,59 @@ describe('the pipeline', () => {
   });
 
   it('never runs a deployment that was cancelled before a worker claimed it', async () => {
-    const service = h.projects.addService();
-    const cancelledFirst = await h.api.trigger(service, { commitHash: newCommitHash() });
-    expect((await h.api.cancel(service, cancelledFirst.body.id)).status).toBe(200);
-    expect(await h.isClaimable(cancelledFirst.body.id)).toBe(false);
-    const next = await h.api.trigger(service, { commitHash: newCommitHash() });
+    const cancelledFirst = await h.newDeployment();
+    expect((await h.api.cancel(cancelledFirst.service, cancelledFirst.id)).status).toBe(200);
+    expect(await h.isClaimable(cancelledFirst.id)).toBe(false);
+    const next = await h.newDeployment();
 
-    await h.withWorker({ BUILD_COMMAND: 'echo build-ran' }, async () => {
-      // The worker takes the queue oldest first: once the next one is done, it went past.
-      await h.waitForStatus(service, next.body.id, 'DEPLOYED');
-    });
+    // The worker takes the queue oldest first: once the next one is done, it went past.
+    await h.runWorkerUntil({ BUILD_COMMAND: 'echo build-ran' }, next, 'DEPLOYED');
 
-    const res = await h.api.get(service, cancelledFirst.body.id);
+    const res = await h.api.get(cancelledFirst.service, cancelledFirst.id);
     expect(res.body.status).toBe('CANCELLED');
     expect(res.body.logs).toBe('');
     // Never claimed: no attempt counted, no logs document made.
-    expect(await h.lease(cancelledFirst.body.id)).toEqual({
+    expect(await h.lease(cancelledFirst.id)).toEqual({
       attempts: 0,
       handedBack: 0,
       leaseOwner: null,
     });
-    expect(await h.models.logs.exists({ _id: cancelledFirst.body.id })).toBeNull();
-    expect(await h.changes(cancelledFirst.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+    expect(await h.models.logs.exists({ _id: cancelledFirst.id })).toBeNull();
+    expect(await h.changes(cancelledFirst.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
   });
 
   it('keeps the logs within the limit, trimming the oldest output with a marker', async () => {
-    await h.withWorker(
+    const deployment = await h.newDeployment();
+
+    const deployed = await h.runWorkerUntil(
       {
         BUILD_COMMAND: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
         DEPLOY_COMMAND: 'echo deploy-done',
         LOG_LIMIT_BYTES: '4096',
       },
-      async () => {
-        const service = h.projects.addService();
-        const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-
-        const deployed = await h.waitForStatus(service, created.body.id, 'DEPLOYED');
-
-        expect(Buffer.byteLength(deployed.logs)).toBeLessThanOrEqual(4096);
-        expect(deployed.logs.startsWith(TRIMMED_MARKER)).toBe(true);
-        expect(deployed.logs).not.toContain('build output line 1\n');
-        expect(deployed.logs).toContain('build output line 3000\n');
-        expect(deployed.logs).toContain('deploy-done\n');
-      },
+      deployment,
+      'DEPLOYED',
     );
+
+    expect(Buffer.byteLength(deployed.logs)).toBeLessThanOrEqual(4096);
+    expect(deployed.logs.startsWith(TRIMMED_MARKER)).toBe(true);
+    expect(deployed.logs).not.toContain('build output line 1\n');
+    expect(deployed.logs).toContain('build output line 3000\n');
+    expect(deployed.logs).toContain('deploy-done\n');
   });
 
   it('runs several deployments side by side, each to DEPLOYED', async () => {
-    await h.withWorker(
-      { PIPELINE_CONCURRENCY: '2', BUILD_COMMAND: 'sleep 0.3; echo "built $COMMIT_HASH"' },
-      async () => {
-        const service = h.projects.addService();
-        const created = await Promise.all(
-          Array.from({ length: 4 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
-        );
+    const commands = {
+      PIPELINE_CONCURRENCY: '2',
+      BUILD_COMMAND: 'sleep 0.3; echo "built $COMMIT_HASH"',
+    };
+    await h.withWorker(commands, async () => {
+      const created = await Promise.all(Array.from({ length: 4 }, () => h.newDeployment()));
 
-        for (const c of created) {
-          const done = await h.waitForStatus(service, c.body.id, 'DEPLOYED');
-          expect(done.logs).toContain(`built ${c.body.commitHash}`);
-        }
-      },
-    );
+      for (const c of created) {
+        const done = await h.waitForStatus(c.service, c.id, 'DEPLOYED');
+        expect(done.logs).toContain(`built ${c.created.commitHash}`);
+      }
+    });
   });
 });

@@ -12,11 +12,13 @@ import {
   testEnv,
   testLogger,
   uniqueName,
+  useRunning,
   waitFor,
 } from '@platform/shared/testing';
 import { compose, createPipelineWorker } from '../compose';
 import { configSchema, type Config } from '../config';
 import type { DeploymentDoc, DeploymentLogsDoc } from '../deployments/deployments.model';
+import type { TriggerResponse } from '../deployments/deployments.schemas';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 import type { PipelineWorker } from '../pipeline/pipeline.worker';
@@ -105,6 +107,26 @@ export async function startHarness(options: HarnessOptions = {}) {
         logger,
         outbox: composed.outbox,
       });
+    },
+    /** A deployment just triggered (BUILDING), of a service of its own; `body` over a new commit. */
+    async newDeployment(body: Record<string, unknown> = {}) {
+      const service = projects.addService();
+      const res = await api.trigger(service, { commitHash: newCommitHash(), ...body });
+      if (res.status !== 201) throw new Error(`the trigger answered ${res.status}`);
+      const created = res.body as TriggerResponse;
+      return { service, id: created.id, created };
+    },
+    /** Runs a worker of these settings until the deployment is in `status`: the deployment then. */
+    async runWorkerUntil(
+      settings: ServiceEnv,
+      { service, id }: { service: OwnedService; id: string },
+      status: DeploymentStatus,
+    ) {
+      let reached: Awaited<ReturnType<typeof this.waitForStatus>>;
+      await this.withWorker(settings, async () => {
+        reached = await this.waitForStatus(service, id, status);
+      });
+      return reached;
     },
     /** Runs `test` while a worker of these settings runs (newWorker), and stops it after. */
     async withWorker(overrides: ServiceEnv, test: (worker: PipelineWorker) => Promise<void>) {
@@ -222,6 +244,16 @@ export async function startHarness(options: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof startHarness>>;
+
+/**
+ * A harness started before the tests of the file (or of the enclosing describe block) and closed
+ * after them, read as `h.api`, `h.document(id)`, ... inside tests and hooks, once beforeAll has
+ * run (hooks registered after this one may use it).
+ */
+export function useHarness(options: HarnessOptions = {}): Harness {
+  const running = useRunning(() => startHarness(options));
+  return new Proxy({} as Harness, { get: (_target, key) => Reflect.get(running(), key) });
+}
 
 /** The deployments endpoints, called as the service's owner unless headers say otherwise. */
 export function deploymentsApi(baseUrl: string) {
