@@ -72,46 +72,57 @@ describe('Keyset paging newest first over a compound index', () => {
     { pageSize: 1, services: [SMALLEST] },
   ];
 
+  /**
+   * Pages through `collection` for each of `services` with the filter `filterOf` gives it,
+   * `pageSize` at a time, and expects exactly its documents that `matches` selects, newest first.
+   */
+  async function expectWalks(
+    collection: mongo.Collection<Listed>,
+    { pageSize, services }: (typeof walks)[number],
+    filterOf: (serviceId: string) => mongo.Filter<Listed>,
+    matches: (d: Listed) => boolean,
+  ) {
+    const results = await Promise.all(
+      services.map(async (serviceId) => {
+        const expected = documents
+          .filter((d) => d.serviceId === serviceId && matches(d))
+          .sort(newestFirst);
+        const pages = await pageThrough(
+          collection,
+          filterOf(serviceId),
+          pageSize,
+          expected.length + 2,
+        );
+        return {
+          got: { serviceId, ...compare(pages, expected, pageSize) },
+          want: { serviceId, ...perfect(expected) },
+        };
+      }),
+    );
+    expect(results.map((r) => r.got)).toEqual(results.map((r) => r.want));
+  }
+
   test.each(walks)(
     'pages of $pageSize, {serviceId} filter, index {serviceId: 1, createdAt: -1, _id: -1}: every document of the service comes exactly once, in (createdAt desc, _id desc) order ($services)',
-    async ({ pageSize, services }) => {
-      const results = await Promise.all(
-        services.map(async (serviceId) => {
-          const expected = documents.filter((d) => d.serviceId === serviceId).sort(newestFirst);
-          const pages = await pageThrough(listed, { serviceId }, pageSize, expected.length + 2);
-          return {
-            got: { serviceId, ...compare(pages, expected, pageSize) },
-            want: { serviceId, ...perfect(expected) },
-          };
-        }),
-      );
-      expect(results.map((r) => r.got)).toEqual(results.map((r) => r.want));
-    },
+    (walk) =>
+      expectWalks(
+        listed,
+        walk,
+        (serviceId) => ({ serviceId }),
+        () => true,
+      ),
     TIMEOUT_MS,
   );
 
   test.each(walks)(
     `pages of $pageSize, {serviceId, status: {$in: [${IN_STATUSES}]}} filter, index {serviceId: 1, status: 1, createdAt: -1, _id: -1}: every matching document comes exactly once, in order ($services)`,
-    async ({ pageSize, services }) => {
-      const results = await Promise.all(
-        services.map(async (serviceId) => {
-          const expected = documents
-            .filter((d) => d.serviceId === serviceId && IN_STATUSES.includes(d.status))
-            .sort(newestFirst);
-          const pages = await pageThrough(
-            listedByStatus,
-            { serviceId, status: { $in: IN_STATUSES } },
-            pageSize,
-            expected.length + 2,
-          );
-          return {
-            got: { serviceId, ...compare(pages, expected, pageSize) },
-            want: { serviceId, ...perfect(expected) },
-          };
-        }),
-      );
-      expect(results.map((r) => r.got)).toEqual(results.map((r) => r.want));
-    },
+    (walk) =>
+      expectWalks(
+        listedByStatus,
+        walk,
+        (serviceId) => ({ serviceId, status: { $in: IN_STATUSES } }),
+        (d) => IN_STATUSES.includes(d.status),
+      ),
     TIMEOUT_MS,
   );
 });

@@ -6,10 +6,9 @@ import {
   writeWithoutRelay,
   type CursorPosition,
 } from '@platform/shared';
-import { deploymentModels } from '@platform/deployments/dist/deployments/deployments.model';
+import { createModels as deploymentsModels } from '@platform/deployments/dist/models';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
-import { createProjectModel } from '@platform/projects/dist/projects/projects.model';
-import { createServiceModel } from '@platform/projects/dist/services/services.model';
+import { createModels as projectsModels } from '@platform/projects/dist/models';
 import { deliveryModel } from '@platform/webhooks/dist/deliveries/deliveries.model';
 import { webhookModel } from '@platform/webhooks/dist/webhooks/webhooks.model';
 import { expectIndexServed, type ProductListQuery } from './plan';
@@ -35,22 +34,20 @@ describe('The product’s list and work queries are served by their indexes', ()
   const deep = () => afterCursorFilter(position);
   const PAGE = 21;
 
-  let models: ReturnType<typeof deploymentModels>;
-  let Project: Model<unknown>;
-  let Service: Model<unknown>;
+  let models: ReturnType<typeof deploymentsModels>;
+  let projects: ReturnType<typeof projectsModels>;
   let Webhook: Model<unknown>;
   let Delivery: Model<unknown>;
 
   beforeAll(async () => {
     db = await openTestDatabase('conformance_product');
     const { connection } = db;
-    models = deploymentModels(connection);
-    Project = createProjectModel(connection) as unknown as Model<unknown>;
-    Service = createServiceModel(connection) as unknown as Model<unknown>;
+    models = deploymentsModels(connection);
+    projects = projectsModels(connection);
     Webhook = webhookModel(connection) as unknown as Model<unknown>;
     Delivery = deliveryModel(connection) as unknown as Model<unknown>;
     // An index is planned only for a collection that exists: syncIndexes creates both.
-    await syncIndexes([...Object.values(models), Project, Service, Webhook, Delivery]);
+    await syncIndexes([...Object.values(models), ...Object.values(projects), Webhook, Delivery]);
   });
   afterAll(() => db?.drop());
 
@@ -97,15 +94,15 @@ describe('The product’s list and work queries are served by their indexes', ()
       index: 'outboxPending_1',
       query: () => models.deployments.find({ outboxPending: true }).limit(100),
     },
-    // services/projects: named-documents listLive
+    // services/projects: NamedResources.listLive (names/named-resources.repository.ts)
     {
       name: "an account's projects, a deep page",
-      query: () => deepPage(Project, { accountId, deletedAt: null }),
+      query: () => deepPage(projects.projects, { accountId, deletedAt: null }),
     },
     {
       name: "a project's services, a deep page",
       index: 'projectId_1_accountId_1_deletedAt_1_createdAt_-1__id_-1',
-      query: () => deepPage(Service, { projectId, accountId, deletedAt: null }),
+      query: () => deepPage(projects.services, { projectId, accountId, deletedAt: null }),
     },
     // services/webhooks: WebhooksRepository list, DeliveriesRepository list and claimDue
     {
