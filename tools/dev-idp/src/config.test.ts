@@ -1,9 +1,9 @@
 import { parseConfig } from '@platform/shared';
-import { devIdpEnv } from './config';
+import { configSchema } from './config';
 
 describe('dev-idp config', () => {
   it('defaults to port 4010 and an in-memory key', () => {
-    const config = parseConfig(devIdpEnv, { GOOGLE_CLIENT_ID: 'client' });
+    const config = parseConfig(configSchema, { GOOGLE_CLIENT_ID: 'client' });
 
     expect(config).toMatchObject({
       PORT: 4010,
@@ -15,11 +15,11 @@ describe('dev-idp config', () => {
 
   it('refuses to start when NODE_ENV is production', () => {
     expect(() =>
-      parseConfig(devIdpEnv, { GOOGLE_CLIENT_ID: 'client', NODE_ENV: 'production' }),
+      parseConfig(configSchema, { GOOGLE_CLIENT_ID: 'client', NODE_ENV: 'production' }),
     ).toThrow(/never runs in production/);
   });
 
   it('requires the client id it mints tokens for', () => {
-    expect(() => parseConfig(devIdpEnv, {})).toThrow(/GOOGLE_CLIENT_ID/);
+    expect(() => parseConfig(configSchema, {})).toThrow(/GOOGLE_CLIENT_ID/);
   });
 });

@@ -2,7 +2,7 @@ import { baseEnv, portEnv } from '@platform/shared';
 import { z } from 'zod';
 
 /** dev-idp's environment. It mints tokens for anyone, so it refuses to exist in production. */
-export const devIdpEnv = baseEnv
+export const configSchema = baseEnv
   .omit({ INTERNAL_SECRET: true })
   .extend({
     PORT: portEnv(4010),
@@ -16,4 +16,4 @@ export const devIdpEnv = baseEnv
     message: 'dev-idp mints tokens for anyone and never runs in production',
   });
 
-export type DevIdpConfig = z.infer<typeof devIdpEnv>;
+export type Config = z.infer<typeof configSchema>;
