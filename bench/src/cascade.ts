@@ -10,7 +10,7 @@
  */
 import { Types } from 'mongoose';
 import { BrowserClient, uniqueEmail } from './lib/client';
-import { cpuMeter, infraPids } from './lib/cpu';
+import { cpuShareAtRest, stackAndInfraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
 import { probeOutboxSweep } from './lib/probes';
@@ -73,15 +73,7 @@ main('cascade', 1800, async () => {
   const relayProbe = await probeOutboxSweep(deploymentsDb.collection('deployments'), 5);
 
   // What the stack costs at rest with this data: its polling loops scan the collections.
-  const pids = { ...stack.pids, ...(await infraPids()) };
-  say(`measuring ${IDLE_S} s at rest`);
-  const meter = cpuMeter(pids);
-  await sleep(IDLE_S * 1000);
-  const idleCpu = meter.stop();
-  const idleCpuShare = Object.fromEntries(
-    Object.entries(idleCpu).map(([name, used]) => [name, ms(used / (IDLE_S * 1000), 3)]),
-  );
-  say(`at rest, CPU share (1 = one core): ${JSON.stringify(idleCpuShare)}`);
+  const idleCpuShare = await cpuShareAtRest(await stackAndInfraPids(stack), IDLE_S);
 
   say('DELETE the project');
   const deleted = await timed(() => client.delete(projectPath));

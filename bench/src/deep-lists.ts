@@ -27,13 +27,13 @@ import {
   writeWithoutRelay,
 } from '@platform/shared';
 import { Types, type mongo } from 'mongoose';
-import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
-import { cpuMeter, infraPids } from './lib/cpu';
+import { clientWithService, directGet, identityHeader } from './lib/client';
+import { cpuMeter, cpuShare, cpuShareAtRest, stackAndInfraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
-import { ms, say, sleep } from './lib/log';
+import { say } from './lib/log';
 import { explainFind, repeat } from './lib/probes';
 import { verdict, writeResults } from './lib/results';
-import { deploymentModels } from '@platform/deployments/dist/deployments/deployments.model';
+import { createModels } from '@platform/deployments/dist/models';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DOCUMENTS_PER_DEPLOYMENT, seedDeployments } from './lib/seed';
 import { sqliteIndexes } from './lib/sqlite';
@@ -83,14 +83,11 @@ async function sampleInterleaved(
 
 main('deep-lists', 3600, async () => {
   let stack = await startStack({ reset: resetStack });
-  const client = new BrowserClient(stack.gateway);
-  const accountId = await client.signIn(uniqueEmail('lists'));
-  const project = await client.expect(201, 'POST', '/api/projects', {
-    name: `bench lists ${Date.now()}`,
-  });
-  const service = await client.expect(201, 'POST', `/api/projects/${project.id}/services`, {
-    name: 'busy',
-  });
+  const { client, accountId, project, service } = await clientWithService(
+    stack.gateway,
+    'lists',
+    'busy',
+  );
   const listPath = `/api/projects/${project.id}/services/${service.id}/deployments`;
 
   // Seeding with the stack stopped: its pollers would scan the growing collections meanwhile.
@@ -110,15 +107,8 @@ main('deep-lists', 3600, async () => {
   stack = await startStack();
 
   // The stack at rest with this data.
-  const pids = { ...stack.pids, ...(await infraPids()) };
-  say(`measuring ${IDLE_S} s at rest`);
-  const meter = cpuMeter(pids);
-  await sleep(IDLE_S * 1000);
-  const idle = meter.stop();
-  const atRestCpuShare = Object.fromEntries(
-    Object.entries(idle).map(([name, used]) => [name, ms(used / (IDLE_S * 1000), 3)]),
-  );
-  say(`at rest, CPU share (1 = one core): ${JSON.stringify(atRestCpuShare)}`);
+  const pids = await stackAndInfraPids(stack);
+  const atRestCpuShare = await cpuShareAtRest(pids, IDLE_S);
 
   // The page after the DEPTH-th newest deployment, as the service would have encoded it.
   const position = seeded[DEPTH - 1]!;
@@ -161,14 +151,12 @@ main('deep-lists', 3600, async () => {
     deepPageViaGateway: () => client.get(`${listPath}?limit=${PAGE}&cursor=${cursor}`),
   });
   const samplingMs = Date.now() - samplingStarted;
-  const samplingCpuShare = Object.fromEntries(
-    Object.entries(samplingMeter.stop()).map(([name, used]) => [name, ms(used / samplingMs, 3)]),
-  );
+  const samplingCpuShare = cpuShare(samplingMeter.stop(), samplingMs);
   say(`while sampling, CPU share (1 = one core): ${JSON.stringify(samplingCpuShare)}`);
   const http = { ...direct, ...viaGateway };
 
   // The same pages at the database, with the service's own repository on this connection.
-  const models = deploymentModels(deploymentsDb);
+  const models = createModels(deploymentsDb);
   const repository = new DeploymentsRepository(models, writeWithoutRelay);
   const ref = { accountId, projectId: project.id, serviceId: service.id };
   const sent: string[] = [];

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { BrowserClient, uniqueEmail } from './lib/client';
+import { clientWithService } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
 import { startReceiver, type Arrival } from './lib/receiver';
@@ -91,14 +91,11 @@ main(RESULTS_NAME, 1800, async () => {
     }
   });
 
-  const client = new BrowserClient(stack.gateway);
-  const accountId = await client.signIn(uniqueEmail('events'));
-  const project = await client.expect(201, 'POST', '/api/projects', {
-    name: `bench events ${Date.now()}`,
-  });
-  const service = await client.expect(201, 'POST', `/api/projects/${project.id}/services`, {
-    name: 'api',
-  });
+  const { client, accountId, project, service } = await clientWithService(
+    stack.gateway,
+    'events',
+    'api',
+  );
   const webhook = await client.expect(201, 'POST', `/api/projects/${project.id}/webhooks`, {
     url: receiver.url,
   });

@@ -19,7 +19,7 @@ import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/cli
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { intEnv } from './lib/env';
-import { cpuMeter, infraPids, perRequest } from './lib/cpu';
+import { cpuMeter, stackAndInfraPids, perRequest } from './lib/cpu';
 import { load, type LoadResult } from './lib/load';
 import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
@@ -75,7 +75,7 @@ main(RESULT_NAME, 900, async () => {
     throw new Error('sanity: the gateway and the service answered different bodies');
   }
 
-  const pids = { ...stack.pids, ...(await infraPids()) };
+  const pids = await stackAndInfraPids(stack);
   if (PIN_GATEWAY) {
     for (const [name, pid] of Object.entries(pids)) await pin(pid, name === 'gateway' ? '0' : '1');
     await pin(process.pid, '0');

@@ -2,8 +2,8 @@
  * Round trips: how many database commands each request of the deployments API makes, and how
  * many of them run one after another (the round trips a request waits for).
  *
- * The deployments app is built in this process exactly as services/deployments/src/main.ts
- * builds it (createApp(deps, createDeploymentsService(deps))), on a Mongoose connection opened
+ * The deployments app is built in this process as services/deployments/src/compose.ts builds it
+ * (the repositories, DeploymentsService, createApp), on a Mongoose connection opened
  * with the driver's command monitoring (`monitorCommands: true`): every command the driver sends
  * emits `commandStarted`, then `commandSucceeded` or `commandFailed`. Around it: a tiny projects
  * stub answering the ownership check 200, no pipeline worker, no outbox relay
@@ -31,11 +31,11 @@ import {
   verifyIdentity,
   writeWithoutRelay,
 } from '@platform/shared';
-import { createApp, createDeploymentsService } from '@platform/deployments/dist/app';
-import {
-  allModels,
-  deploymentModels,
-} from '@platform/deployments/dist/deployments/deployments.model';
+import { createApp } from '@platform/deployments/dist/app';
+import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
+import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
+import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
+import { createModels } from '@platform/deployments/dist/models';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
@@ -139,10 +139,10 @@ main('round-trips', 300, async () => {
     .asPromise();
   const servers: Server[] = [];
   try {
-    const models = deploymentModels(connection);
+    const models = createModels(connection);
     // Collections and indexes made before measuring (mongoose's autoCreate, then syncIndexes).
-    await Promise.all(allModels(models).map((model) => model.init()));
-    await syncIndexes(allModels(models));
+    await Promise.all(Object.values(models).map((model) => model.init()));
+    await syncIndexes(models);
     const buildInfo = await connection.db!.admin().command({ buildInfo: 1 });
     const server = {
       version: String(buildInfo.version),
@@ -165,14 +165,20 @@ main('round-trips', 300, async () => {
     const ownershipCalls: { start: number; end: number }[] = [];
     const projects = await startProjectsStub(ownershipCalls);
     servers.push(projects.server);
-    const deps = {
-      logger: createLogger('deployments', 'warn'),
-      internalSecret: SECRET,
-      connection,
-      projects: createInternalClient({ baseUrl: projects.url, internalSecret: SECRET }),
-      outbox: writeWithoutRelay,
-    };
-    const app = createServer(createApp(deps, createDeploymentsService(deps)));
+    const service = new DeploymentsService({
+      deployments: new DeploymentsRepository(models, writeWithoutRelay),
+      idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
+      onDeploymentCreated: () => undefined,
+    });
+    const app = createServer(
+      createApp({
+        logger: createLogger('deployments', 'warn'),
+        internalSecret: SECRET,
+        connection,
+        projects: createInternalClient({ baseUrl: projects.url, internalSecret: SECRET }),
+        service,
+      }),
+    );
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     servers.push(app);
     const base =
@@ -182,6 +188,8 @@ main('round-trips', 300, async () => {
     // Every command the driver sends, in order.
     const commands: Command[] = [];
     const inFlight = new Map<string, Command>();
+    const keyOf = (event: { connectionId?: unknown; requestId: number }) =>
+      `${String(event.connectionId)}:${event.requestId}`;
     const client = connection.getClient();
     client.on('commandStarted', (event) => {
       const target = event.command[event.commandName];
@@ -193,25 +201,25 @@ main('round-trips', 300, async () => {
         ok: null,
         writeErrors: [],
       };
-      inFlight.set(`${event.connectionId}:${event.requestId}`, command);
+      inFlight.set(keyOf(event), command);
       commands.push(command);
     });
-    client.on('commandSucceeded', (event) => {
-      const command = inFlight.get(`${event.connectionId}:${event.requestId}`);
-      if (!command) return;
-      inFlight.delete(`${event.connectionId}:${event.requestId}`);
+    /** Marks the command of `event` done, `ok` or not, and returns it. */
+    const finish = (event: Parameters<typeof keyOf>[0], ok: boolean) => {
+      const command = inFlight.get(keyOf(event));
+      if (!command) return undefined;
+      inFlight.delete(keyOf(event));
       command.end = now();
-      command.ok = true;
+      command.ok = ok;
+      return command;
+    };
+    client.on('commandSucceeded', (event) => {
+      const command = finish(event, true);
+      if (!command) return;
       const errors = (event.reply as { writeErrors?: { code: number }[] }).writeErrors ?? [];
       command.writeErrors = errors.map((e) => e.code);
     });
-    client.on('commandFailed', (event) => {
-      const command = inFlight.get(`${event.connectionId}:${event.requestId}`);
-      if (!command) return;
-      inFlight.delete(`${event.connectionId}:${event.requestId}`);
-      command.end = now();
-      command.ok = false;
-    });
+    client.on('commandFailed', (event) => finish(event, false));
 
     const identity = {
       [IDENTITY_HEADER]: signIdentity(ref.accountId, SECRET, Math.floor(Date.now() / 1000), 3600),

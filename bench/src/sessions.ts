@@ -11,7 +11,7 @@
  */
 import type autocannon from 'autocannon';
 import { BrowserClient } from './lib/client';
-import { cpuMeter, infraPids, perRequest } from './lib/cpu';
+import { cpuMeter, stackAndInfraPids, perRequest } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { load } from './lib/load';
 import { ms, say } from './lib/log';
@@ -105,7 +105,7 @@ main('sessions', 1200, async () => {
   const ttlSeconds = await redis.ttl(sampleKeys[0]!);
 
   const cookies = clients.map((c) => c.cookieHeader());
-  const pids = { ...stack.pids, ...(await infraPids()) };
+  const pids = await stackAndInfraPids(stack);
 
   // 1,000 connections, one session each.
   let assigned = 0;

@@ -87,6 +87,22 @@ export class BrowserClient {
   }
 }
 
+/**
+ * A client of the gateway at `gateway`, signed in as a new person, with a project named after
+ * `label` and one service in it, both made through the API.
+ */
+export async function clientWithService(gateway: string, label: string, serviceName: string) {
+  const client = new BrowserClient(gateway);
+  const accountId = await client.signIn(uniqueEmail(label));
+  const project = await client.expect(201, 'POST', '/api/projects', {
+    name: `bench ${label} ${Date.now()}`,
+  });
+  const service = await client.expect(201, 'POST', `/api/projects/${project.id}/services`, {
+    name: serviceName,
+  });
+  return { client, accountId, project, service };
+}
+
 export const uniqueEmail = (label: string) =>
   `bench-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}@example.test`;
 

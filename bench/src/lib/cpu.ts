@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT, infraEnv } from './env';
+import { say, sleep } from './log';
 
 const run = promisify(execFile);
 /** Linux clock ticks per second (getconf CLK_TCK; 100 on every common kernel). */
@@ -21,7 +22,7 @@ function cpuSeconds(pid: number): number | null {
 }
 
 /** The pids of the infrastructure servers, from `infra.sh status` ("mongo running pid N"). */
-export async function infraPids(): Promise<Record<string, number>> {
+async function infraPids(): Promise<Record<string, number>> {
   const infra = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
   const pids: Record<string, number> = {};
   try {
@@ -36,6 +37,11 @@ export async function infraPids(): Promise<Record<string, number>> {
     // not all running: whatever was printed is lost; CPU accounting is only a note
   }
   return pids;
+}
+
+/** The pids of the stack's processes (as start.sh printed them) and of the infrastructure. */
+export async function stackAndInfraPids(stack: { pids: Record<string, number> }) {
+  return { ...stack.pids, ...(await infraPids()) };
 }
 
 export interface CpuMeter {
@@ -65,9 +71,26 @@ export function cpuMeter(pids: Record<string, number>): CpuMeter {
   };
 }
 
-/** CPU ms per request for each process, to 3 decimals. */
-export function perRequest(cpuMs: Record<string, number>, requests: number) {
+/** Each process's CPU ms divided by `by`, to 3 decimals. */
+function divided(cpuMs: Record<string, number>, by: number) {
   return Object.fromEntries(
-    Object.entries(cpuMs).map(([name, used]) => [name, Number((used / requests).toFixed(3))]),
+    Object.entries(cpuMs).map(([name, used]) => [name, Number((used / by).toFixed(3))]),
   );
+}
+
+/** CPU ms per request for each process, to 3 decimals. */
+export const perRequest = (cpuMs: Record<string, number>, requests: number) =>
+  divided(cpuMs, requests);
+
+/** The share of a core each process used over `wallMs` (1 = one core), to 3 decimals. */
+export const cpuShare = (cpuMs: Record<string, number>, wallMs: number) => divided(cpuMs, wallMs);
+
+/** The CPU share of each process over `seconds` with nothing asked of the stack. */
+export async function cpuShareAtRest(pids: Record<string, number>, seconds: number) {
+  say(`measuring ${seconds} s at rest`);
+  const meter = cpuMeter(pids);
+  await sleep(seconds * 1000);
+  const share = cpuShare(meter.stop(), seconds * 1000);
+  say(`at rest, CPU share (1 = one core): ${JSON.stringify(share)}`);
+  return share;
 }

@@ -3,7 +3,7 @@
  * because creating 100,000 deployments through the API would take hours (each one runs the
  * pipeline). Everything measured afterwards goes through HTTP.
  *
- * The documents are inserted through the service's own Mongoose models (deploymentModels), so
+ * The documents are inserted through the service's own Mongoose models (createModels), so
  * they have exactly its shape: the model types check them at compile time and its schemas at
  * insert time, and a change of the model breaks this seeding loudly instead of leaving it
  * behind. A seeded deployment is what a successful pipeline run leaves
@@ -18,10 +18,10 @@
 import { randomBytes } from 'node:crypto';
 import {
   NO_LEASE,
-  deploymentModels,
   type DeploymentDoc,
   type DeploymentLogsDoc,
 } from '@platform/deployments/dist/deployments/deployments.model';
+import { createModels } from '@platform/deployments/dist/models';
 import { Types, type Connection } from 'mongoose';
 import { say } from './log';
 
@@ -67,7 +67,7 @@ export async function seedDeployments(
 ): Promise<SeededDeployment[]> {
   const intervalMs = options.intervalMs ?? 60_000;
   const batch = options.batch ?? 1_000;
-  const models = deploymentModels(connection);
+  const models = createModels(connection);
   const now = Date.now();
   const seeded: SeededDeployment[] = [];
   const startedAt = Date.now();

@@ -12,6 +12,7 @@ import {
   type Endpoints,
 } from './env';
 import { say } from './log';
+import { waitForOutput } from '@platform/shared/testing';
 
 const execute = promisify(execFile);
 /** infra.sh with the benchmark's infrastructure settings (see infraEnv). */
@@ -164,12 +165,10 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     // Its own process group: if start.sh will not stop, its whole group can be.
     detached: true,
   });
-  let output = '';
   const pids: Record<string, number> = {};
   let logDir: string | undefined;
   const onData = (chunk: Buffer) => {
     const text = chunk.toString();
-    output = (output + text).slice(-20_000);
     for (const match of text.matchAll(/\[start\] (\S+): pid (\d+) .*\(log: (.*)\/[^/]+\.log\)/g)) {
       pids[match[1]!] = Number(match[2]);
       logDir = match[3];
@@ -197,23 +196,9 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
   };
   stoppers.push(stop);
 
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the stack was not ready in time:\n${output}`)),
-      START_TIMEOUT_MS,
-    );
-    const check = () => {
-      if (output.includes('Platform ready at')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    child.stderr!.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the stack exited with ${code}:\n${output}`));
-    });
+  await waitForOutput(child, 'Platform ready at', {
+    timeoutMs: START_TIMEOUT_MS,
+    what: 'the stack',
   });
   say(
     `stack ready (${Object.entries(pids)

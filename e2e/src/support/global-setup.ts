@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { waitForOutput } from '@platform/shared/testing';
 import sharedGlobalSetup from '../../../libs/shared/src/testing/global-setup';
 
 declare global {
@@ -39,25 +40,9 @@ export default async function globalSetup(): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   globalThis.__E2E_STACK__ = stack;
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the e2e stack was not ready in time:\n${output}`)),
-      START_TIMEOUT_MS,
-    );
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Platform ready at')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    stack.stdout!.on('data', onData);
-    stack.stderr!.on('data', onData);
-    stack.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the e2e stack exited with ${code}:\n${output}`));
-    });
+  await waitForOutput(stack, 'Platform ready at', {
+    timeoutMs: START_TIMEOUT_MS,
+    what: 'the e2e stack',
   });
   process.env.E2E_BASE_URL = `http://127.0.0.1:${E2E_PORTS.GATEWAY_PORT}`;
   process.env.E2E_LOCAL_STACK = '1';
