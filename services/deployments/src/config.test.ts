@@ -1,63 +1,64 @@
 import path from 'node:path';
 import { parseConfig } from '@platform/shared';
+import { testEnv } from '@platform/shared/testing';
 import { configSchema } from './config';
 
-const required = {
-  INTERNAL_SECRET: 'a-secret-of-at-least-thirty-two-characters',
-  MONGO_URL: 'mongodb://127.0.0.1:27017',
-  KAFKA_BROKERS: '127.0.0.1:9092',
-  PROJECTS_URL: 'http://projects:4002',
-};
+const PROJECTS_URL = 'http://projects:4002';
+// The test environment (the service's requirements met), with the port left to its default.
+const parse = (env: Record<string, string | undefined> = {}) =>
+  parseConfig(configSchema, { ...testEnv(), PORT: undefined, PROJECTS_URL, ...env });
 
 describe('deployments config', () => {
   it('fills in the defaults of the service and its pipeline', () => {
-    const config = parseConfig(configSchema, required);
+    const config = parse({ KAFKA_BROKERS: '127.0.0.1:9092' });
 
     expect(config).toMatchObject({
       PORT: 4003,
       MONGO_DB: 'platform_deployments',
       KAFKA_GROUP_ID: 'deployments',
+      KAFKA_FROM_BEGINNING: true,
       KAFKA_BROKERS: ['127.0.0.1:9092'],
       STEP_TIMEOUT_SECONDS: 600,
+      STEP_KILL_GRACE: 5_000,
       LOG_LIMIT_BYTES: 262144,
       PIPELINE_CONCURRENCY: 2,
       PIPELINE_ENABLED: true,
       PIPELINE_LEASE_SECONDS: 30,
+      PIPELINE_HEARTBEAT: 300,
+      PIPELINE_POLL_INTERVAL: 1_000,
     });
     const scripts = path.resolve(__dirname, '../pipeline');
     expect(config.BUILD_COMMAND).toBe(`bash '${scripts}/build.sh'`);
     expect(config.DEPLOY_COMMAND).toBe(`bash '${scripts}/deploy.sh'`);
   });
 
-  it('takes the commands and limits from the environment', () => {
-    const config = parseConfig(configSchema, {
-      ...required,
-      BUILD_COMMAND: 'make build',
-      DEPLOY_COMMAND: './deploy --prod',
-      STEP_TIMEOUT_SECONDS: '90',
-      LOG_LIMIT_BYTES: '65536',
-      PIPELINE_CONCURRENCY: '4',
-      PIPELINE_ENABLED: 'false',
-    });
-
-    expect(config).toMatchObject({
-      BUILD_COMMAND: 'make build',
-      DEPLOY_COMMAND: './deploy --prod',
-      STEP_TIMEOUT_SECONDS: 90,
-      LOG_LIMIT_BYTES: 65536,
-      PIPELINE_CONCURRENCY: 4,
-      PIPELINE_ENABLED: false,
-    });
+  it.each([
+    ['BUILD_COMMAND', 'make build', 'make build'],
+    ['DEPLOY_COMMAND', './deploy --prod', './deploy --prod'],
+    ['STEP_TIMEOUT_SECONDS', '90', 90],
+    ['STEP_KILL_GRACE', '1.5s', 1_500],
+    ['LOG_LIMIT_BYTES', '65536', 65536],
+    ['PIPELINE_CONCURRENCY', '4', 4],
+    ['PIPELINE_ENABLED', 'false', false],
+    ['PIPELINE_LEASE_SECONDS', '2', 2],
+    ['PIPELINE_HEARTBEAT', '100ms', 100],
+    ['PIPELINE_POLL_INTERVAL', '200ms', 200],
+  ])('reads %s=%j', (name, value, expected) => {
+    expect(parse({ [name]: value })).toMatchObject({ [name]: expected });
   });
 
   it.each([
     ['PROJECTS_URL', { PROJECTS_URL: undefined }],
     ['PROJECTS_URL', { PROJECTS_URL: 'not a url' }],
     ['STEP_TIMEOUT_SECONDS', { STEP_TIMEOUT_SECONDS: '0' }],
+    ['STEP_KILL_GRACE', { STEP_KILL_GRACE: '5' }],
     ['LOG_LIMIT_BYTES', { LOG_LIMIT_BYTES: '100' }],
     ['PIPELINE_CONCURRENCY', { PIPELINE_CONCURRENCY: 'two' }],
     ['PIPELINE_ENABLED', { PIPELINE_ENABLED: 'yes' }],
+    ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '1ms' }],
+    ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '3s', PIPELINE_LEASE_SECONDS: '2' }],
+    ['PIPELINE_POLL_INTERVAL', { PIPELINE_POLL_INTERVAL: 'soon' }],
   ])('refuses a missing or bad %s', (name, env) => {
-    expect(() => parseConfig(configSchema, { ...required, ...env })).toThrow(name);
+    expect(() => parse(env)).toThrow(name);
   });
 });
