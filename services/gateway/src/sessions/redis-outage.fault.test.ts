@@ -12,6 +12,7 @@ import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
 
 const run = promisify(execFile);
 
+// TODO(shared): freePort belongs in @platform/shared/testing; libs/shared/src/boot.test.ts has a copy.
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
