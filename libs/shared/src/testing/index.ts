@@ -3,3 +3,4 @@ export * from './helpers';
 export * from './kafka';
 export * from './env';
 export * from './processes';
+export * from './gateway-client';
