@@ -1,7 +1,6 @@
 import {
   Scheduler,
   connectMongo,
-  createInternalClient,
   createKafka,
   ensureTopics,
   startEventConsumer,
@@ -94,18 +93,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
   });
   lifecycle.onShutdown('kafka consumer', () => consumer.stop());
 
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    internalSecret: config.INTERNAL_SECRET,
-  });
-  const app = createApp({
-    logger,
-    connection,
-    internalSecret: config.INTERNAL_SECRET,
-    projects,
-    webhooks,
-    deliveries,
-  });
+  const app = createApp({ config, logger, connection, webhooks, deliveries });
   return { app, models, worker, deliveries };
 }
 

@@ -1,11 +1,5 @@
 import { waitFor } from '@platform/shared/testing';
-import {
-  buildStatusChange,
-  subscribe,
-  useTestBed,
-  type TestProject,
-  type TestService,
-} from '../test/test-service';
+import { buildStatusChange, subscribe, useTestBed, type TestService } from '../test/test-service';
 
 // Two replicas of the service over one database, each with its own connection and delivery
 // worker, racing for the same due deliveries. Real MongoDB and real receivers; the only retry is
@@ -30,8 +24,6 @@ function startWorkers(...replicas: TestService[]) {
   for (const r of replicas) r.worker.start();
 }
 
-const subscribeTo = async (p: TestProject, url: string) => (await subscribe(p, url)).id;
-
 const deliveriesOf = (service: TestService, webhookIds: string[]) =>
   service.models.deliveries.find({ webhookId: { $in: webhookIds } }).lean();
 
@@ -47,13 +39,10 @@ describe('two delivery workers on one queue', () => {
     // Two projects, five webhooks: an event of a project goes to each of its webhooks.
     const projectA = bed.project(recorder);
     const projectB = bed.project(recorder);
-    const webhookIds = [
-      await subscribeTo(projectA, `${target.url}/a0`),
-      await subscribeTo(projectA, `${target.url}/a1`),
-      await subscribeTo(projectA, `${target.url}/a2`),
-      await subscribeTo(projectB, `${target.url}/b0`),
-      await subscribeTo(projectB, `${target.url}/b1`),
-    ];
+    const paths = { a0: projectA, a1: projectA, a2: projectA, b0: projectB, b1: projectB };
+    const webhookIds: string[] = [];
+    for (const [path, p] of Object.entries(paths))
+      webhookIds.push((await subscribe(p, `${target.url}/${path}`)).id);
     let recorded = 0;
     for (let i = 0; i < 10; i++) {
       for (const p of [projectA, projectB]) {
@@ -80,7 +69,7 @@ describe('two delivery workers on one queue', () => {
     }
     const stored = await deliveriesOf(recorder, webhookIds);
     const expected = stored.map((d) => {
-      const path = ['a0', 'a1', 'a2', 'b0', 'b1'][webhookIds.indexOf(d.webhookId.toHexString())];
+      const path = Object.keys(paths)[webhookIds.indexOf(d.webhookId.toHexString())];
       return `/${path} ${d.eventId}`;
     });
     expect(stored).toHaveLength(50);
@@ -110,8 +99,8 @@ describe('two delivery workers on one queue', () => {
     const healthy = await bed.receiver(() => ({ status: 204, delayMs: 5 }));
     const [recorder, first, second] = await Promise.all([replica(), replica(), replica()]);
     const p = bed.project(recorder);
-    const goneId = await subscribeTo(p, `${gone.url}/hook`);
-    const healthyId = await subscribeTo(p, `${healthy.url}/hook`);
+    const goneId = (await subscribe(p, `${gone.url}/hook`)).id;
+    const healthyId = (await subscribe(p, `${healthy.url}/hook`)).id;
     for (let i = 0; i < 20; i++) {
       const event = buildStatusChange(p);
       expect(await recorder.deliveries.recordStatusChange(event)).toBe(2);

@@ -46,7 +46,7 @@ export interface TestServiceOptions {
   worker?: boolean;
 }
 
-export const TEST_RETRY_SCHEDULE = [200, 200, 400];
+const TEST_RETRY_SCHEDULE = [200, 200, 400];
 
 const inMs = (value: number | undefined) => (value === undefined ? undefined : `${value}ms`);
 
