@@ -3,13 +3,13 @@ import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import {
+  createMetrics,
   errorHandler,
   healthRouter,
   httpLogger,
   jsonBody,
   notFoundHandler,
   requireJsonBody,
-  createMetrics,
   type Logger,
 } from '@platform/shared';
 import type { Config } from './config';

@@ -5,9 +5,12 @@ import { createApp } from './app';
 import type { Config } from './config';
 import { createRedis, redisReady } from './redis/redis';
 
-/** What the tests set that is no configuration of a deployment. */
+/** What a test sets that is not configuration: nothing a deployment would ever change. */
 export interface Seams {
-  /** The OpenAPI document ships beside the code (services/gateway/openapi.json); a test serves one of its own. */
+  /**
+   * The OpenAPI document ships beside the code (services/gateway/openapi.json); a test serves
+   * one of its own.
+   */
   openApiFile?: string;
 }
 
