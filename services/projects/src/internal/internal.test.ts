@@ -1,22 +1,19 @@
 import { Types } from 'mongoose';
 import { createInternalClient } from '@platform/shared';
-import { requestJson, TEST_INTERNAL_SECRET, uniqueName } from '@platform/shared/testing';
+import {
+  requestJson,
+  TEST_INTERNAL_SECRET,
+  uniqueName,
+  useRunning,
+} from '@platform/shared/testing';
 import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
-import { startTestApp, type TestApp } from '../test/test-app';
+import { startTestApp } from '../test/test-app';
 
-let app: TestApp;
+const app = useRunning(startTestApp);
 let client: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app?.close();
-});
-
 beforeEach(() => {
-  client = apiClient(app.url);
+  client = apiClient(app().url);
 });
 
 const NOT_FOUND = { error: 'NOT_FOUND', message: expect.stringMatching(/not found/) };
@@ -34,7 +31,7 @@ describe('GET /internal/projects/:projectId', () => {
   it('answers another service through the shared internal client', async () => {
     const project = await buildProject(client);
     const internal = createInternalClient({
-      baseUrl: app.url,
+      baseUrl: app().url,
       internalSecret: TEST_INTERNAL_SECRET,
     });
 
@@ -48,7 +45,7 @@ describe('GET /internal/projects/:projectId', () => {
   it("returns 404 for an unknown, malformed, deleted or another account's project", async () => {
     const deleted = await buildProject(client);
     await client.delete(`/api/projects/${deleted.id}`);
-    const theirs = await buildProject(apiClient(app.url, uniqueName('owner')));
+    const theirs = await buildProject(apiClient(app().url, uniqueName('owner')));
 
     for (const projectId of [
       new Types.ObjectId().toHexString(),
@@ -65,7 +62,7 @@ describe('GET /internal/projects/:projectId', () => {
   it('returns 401 UNAUTHORIZED without a valid identity header', async () => {
     const project = await buildProject(client);
 
-    const response = await requestJson(`${app.url}/internal/projects/${project.id}`, {
+    const response = await requestJson(`${app().url}/internal/projects/${project.id}`, {
       headers: { 'x-platform-identity': 'v1.forged.signature' },
     });
 
@@ -107,7 +104,7 @@ describe('GET /internal/projects/:projectId/services/:serviceId', () => {
     const service = await buildService(client, project.id);
     // With project.deleted held in the outbox, the cascade cannot have removed the service: the
     // 404 comes from the project's mark.
-    await app.relay.stop();
+    await app().relay.stop();
     try {
       await client.delete(`/api/projects/${project.id}`);
 
@@ -115,14 +112,14 @@ describe('GET /internal/projects/:projectId/services/:serviceId', () => {
 
       expect(response.status).toBe(404);
       expect(response.body).toEqual({ error: 'NOT_FOUND', message: 'Project not found.' });
-      expect(await app.models.services.countDocuments({ _id: service.id })).toBe(1);
+      expect(await app().models.services.countDocuments({ _id: service.id })).toBe(1);
     } finally {
-      app.relay.start();
+      app().relay.start();
     }
   });
 
   it("returns 404 for another account's service, whichever project id is given", async () => {
-    const owner = apiClient(app.url, uniqueName('owner'));
+    const owner = apiClient(app().url, uniqueName('owner'));
     const theirs = await buildProject(owner);
     const service = await buildService(owner, theirs.id);
     const mine = await buildProject(client);

@@ -1,5 +1,12 @@
-import { connectMongo, Lifecycle, parseConfig } from '@platform/shared';
-import { startTestServer, testEnv, testLogger, uniqueName } from '@platform/shared/testing';
+import { connectMongo, Lifecycle, parseConfig, TOPICS } from '@platform/shared';
+import {
+  collectMessages,
+  startTestServer,
+  testEnv,
+  testLogger,
+  uniqueName,
+  useRunning,
+} from '@platform/shared/testing';
 import { compose } from '../compose';
 import { configSchema, type Config } from '../config';
 
@@ -48,4 +55,18 @@ async function dropDatabase(config: Config): Promise<void> {
   });
   await connection.dropDatabase();
   await connection.close();
+}
+
+/**
+ * What reaches project.deleted and service.deleted while the file's tests run (a collector
+ * started after `app`, stopped after the tests).
+ */
+export function useDeletionEvents(app: () => TestApp) {
+  return useRunning(async () => {
+    const collector = await collectMessages(app().kafka, [
+      TOPICS.projectDeleted,
+      TOPICS.serviceDeleted,
+    ]);
+    return { ...collector, close: () => collector.stop() };
+  });
 }
