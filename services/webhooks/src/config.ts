@@ -46,7 +46,7 @@ export const configSchema = baseEnv
      * its own first request.
      */
     DELIVERY_IN_ORDER_WINDOW: durationEnv('1s', { min: '10ms', max: '1m' }),
-    /** At shutdown, how long running attempts may finish before they are aborted and handed back. */
+    /** At shutdown, how long running attempts may finish before being aborted and handed back. */
     DELIVERY_STOP_GRACE: durationEnv('5s', { max: '1m' }),
     /** How often finished deliveries past WEBHOOK_DELIVERY_RETENTION are deleted. */
     DELIVERY_HOUSEKEEPING_INTERVAL: durationEnv('1h', { min: '100ms' }),

@@ -78,7 +78,7 @@ function testServiceEnv(options: TestServiceOptions): NodeJS.ProcessEnv {
 /** One instance of the service, composed as main.ts composes it, in the test process. */
 export type TestService = Composed & {
   url: string;
-  /** Shuts down HTTP, consumer, housekeeping, worker and connection, like SIGTERM; the database stays. */
+  /** Closes HTTP, consumer, housekeeping, worker and connection, like SIGTERM; not the database. */
   stop(): Promise<void>;
 };
 
@@ -87,13 +87,8 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const lifecycle = new Lifecycle(logger);
   const config = parseConfig(configSchema, testServiceEnv(options));
   try {
-    const composed = await compose(
-      config,
-      { logger, lifecycle },
-      {
-        resolveHost: options.resolveHost,
-      },
-    );
+    const seams = { resolveHost: options.resolveHost };
+    const composed = await compose(config, { logger, lifecycle }, seams);
     const server = await startTestServer(composed.app);
     lifecycle.onShutdown('http server', () => server.close());
     return { ...composed, url: server.url, stop: () => lifecycle.shutdown('test over') };
