@@ -34,12 +34,17 @@ export interface DeploymentDoc {
 /** `leaseUntil` of a deployment nobody holds. */
 export const NO_LEASE = new Date(0);
 
+/** Whose a document is, in both collections: what reads filter on and deletions remove by. */
+const ownerFields = {
+  accountId: { type: String, required: true },
+  projectId: { type: String, required: true },
+  serviceId: { type: String, required: true },
+};
+
 const deploymentSchema = new Schema<DeploymentDoc>(
   {
     _id: { type: Schema.Types.ObjectId, required: true },
-    accountId: { type: String, required: true },
-    projectId: { type: String, required: true },
-    serviceId: { type: String, required: true },
+    ...ownerFields,
     commitHash: { type: String, required: true },
     commitMessage: { type: String, default: '' },
     status: { type: String, enum: DEPLOYMENT_STATUSES, required: true },
@@ -82,9 +87,7 @@ export interface DeploymentLogsDoc {
 const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
   {
     _id: { type: String, required: true },
-    accountId: { type: String, required: true },
-    projectId: { type: String, required: true },
-    serviceId: { type: String, required: true },
+    ...ownerFields,
     logs: { type: String, default: '' },
     attempt: { type: Number, default: 0 },
   },

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
-import { identityHeaders, requestJson, type JsonResponse } from '@platform/shared/testing';
+import { identityHeaders, requestJson } from '@platform/shared/testing';
 import { startHarness, newCommitHash, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { NO_LEASE } from './deployments.model';
@@ -46,16 +46,16 @@ interface TriggerBody {
 function listed(
   service: OwnedService,
   body: TriggerBody,
-  created: JsonResponse,
+  created: { id: string; createdAt: string },
   status: DeploymentStatus,
 ) {
   return {
-    id: created.body.id,
+    id: created.id,
     serviceId: service.serviceId,
     status,
     commitHash: body.commitHash.toLowerCase(),
     commitMessage: body.commitMessage ?? '',
-    createdAt: created.body.createdAt,
+    createdAt: created.createdAt,
   };
 }
 
@@ -301,11 +301,10 @@ describe('when the projects service is down', () => {
 
 describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deploymentId', () => {
   it('answers 200 with exactly id, serviceId, status, commitHash, commitMessage, createdAt and logs', async () => {
-    const service = h.projects.addService();
     const body = { commitHash: 'ABCDEF1', commitMessage: 'First' };
-    const created = await h.api.trigger(service, body);
+    const { service, id, created } = await h.newDeployment(body);
 
-    const res = await h.api.get(service, created.body.id);
+    const res = await h.api.get(service, id);
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual(readBack(service, body, created, 'BUILDING'));
@@ -372,8 +371,8 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['deployments']);
     expect(res.body.deployments).toEqual([
-      listed(service, two, second, 'BUILDING'),
-      listed(service, one, first, 'BUILDING'),
+      listed(service, two, second.body, 'BUILDING'),
+      listed(service, one, first.body, 'BUILDING'),
     ]);
   });
 
@@ -389,12 +388,11 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
 
 describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploymentId/cancel', () => {
   it('answers 200 with the CANCELLED deployment, then 409 CONFLICT for a second cancel', async () => {
-    const service = h.projects.addService();
     const body = { commitHash: 'abcdef1', commitMessage: 'Oops' };
-    const created = await h.api.trigger(service, body);
+    const { service, id, created } = await h.newDeployment(body);
 
-    const first = await h.api.cancel(service, created.body.id);
-    const second = await h.api.cancel(service, created.body.id);
+    const first = await h.api.cancel(service, id);
+    const second = await h.api.cancel(service, id);
 
     expect(first.status).toBe(200);
     expect(first.body).toEqual(readBack(service, body, created, 'CANCELLED'));
@@ -403,17 +401,15 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
       error: 'CONFLICT',
       message: 'The deployment is already CANCELLED and can no longer change.',
     });
-    expect(await h.isClaimable(created.body.id)).toBe(false);
-    const doc = await h.document(created.body.id);
+    expect(await h.isClaimable(id)).toBe(false);
+    const doc = await h.document(id);
     expect(doc).toMatchObject({ status: 'CANCELLED', deployedAt: null, leaseOwner: null });
-    const events = await h.pendingEvents(created.body.id);
+    const events = await h.pendingEvents(id);
     expect(events.map((e) => [e.status, e.previousStatus])).toEqual([
       ['BUILDING', null],
       ['CANCELLED', 'BUILDING'],
     ]);
-    expect(Date.parse(events[1]!.occurredAt)).toBeGreaterThanOrEqual(
-      Date.parse(created.body.createdAt),
-    );
+    expect(Date.parse(events[1]!.occurredAt)).toBeGreaterThanOrEqual(Date.parse(created.createdAt));
     expect(events[1]!.occurredAt).toBe(doc!.statusChangedAt.toISOString());
   });
 
