@@ -9,7 +9,8 @@
  * logs), polled with cheap existence checks every 250 ms for at most 120 s.
  */
 import { Types } from 'mongoose';
-import { BrowserClient, uniqueEmail } from './lib/client';
+import { GatewayClient } from '@platform/shared/testing';
+import { uniqueEmail } from './lib/client';
 import { cpuShareAtRest, stackAndInfraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
@@ -27,8 +28,8 @@ const IDLE_S = intEnv('BENCH_IDLE_S', 10);
 
 main('cascade', 1800, async () => {
   const stack = await startStack({ reset: resetStack });
-  const client = new BrowserClient(stack.gateway);
-  const accountId = await client.signIn(uniqueEmail('cascade'));
+  const client = new GatewayClient(stack.gateway);
+  const accountId = (await client.signIn(uniqueEmail('cascade'))).body.id;
   const project = await client.expect(201, 'POST', '/api/projects', {
     name: `bench cascade ${Date.now()}`,
     description: 'A project with 100 services and 10,000 deployments, deleted at once.',

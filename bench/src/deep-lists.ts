@@ -27,7 +27,8 @@ import {
   writeWithoutRelay,
 } from '@platform/shared';
 import { Types, type mongo } from 'mongoose';
-import { clientWithService, directGet, identityHeader } from './lib/client';
+import { requestJson } from '@platform/shared/testing';
+import { clientWithService, identityHeader } from './lib/client';
 import { cpuMeter, cpuShare, cpuShareAtRest, stackAndInfraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { say } from './lib/log';
@@ -122,8 +123,8 @@ main('deep-lists', 3600, async () => {
   // Correctness first: the pages are the ones expected.
   const expected = (from: number) => seeded.slice(from, from + PAGE).map((d) => d.id);
   const pages = {
-    first: await directGet(urls.first, identity),
-    deep: await directGet(urls.deep, identity),
+    first: await requestJson(urls.first, { headers: identity }),
+    deep: await requestJson(urls.deep, { headers: identity }),
   };
   const idsOf = (page: { body?: any }) =>
     (page.body?.deployments ?? []).map((d: { id: string }) => d.id);
@@ -140,11 +141,12 @@ main('deep-lists', 3600, async () => {
   const samplingMeter = cpuMeter(pids);
   const samplingStarted = Date.now();
   const direct = await sampleInterleaved(SAMPLES, {
-    firstPage: () => directGet(urls.first, identity),
-    deepPage: () => directGet(urls.deep, identity),
+    firstPage: () => requestJson(urls.first, { headers: identity }),
+    deepPage: () => requestJson(urls.deep, { headers: identity }),
     // The service's floor for any request: the signed identity, the ownership check asked of
     // the projects service, an error answer (a malformed deployment id is 404 after the check).
-    ownershipCheckOnly: () => directGet(`${stack.deployments}${listPath}/not-an-id`, identity),
+    ownershipCheckOnly: () =>
+      requestJson(`${stack.deployments}${listPath}/not-an-id`, { headers: identity }),
   });
   const viaGateway = await sampleInterleaved(GATEWAY_SAMPLES, {
     firstPageViaGateway: () => client.get(`${listPath}?limit=${PAGE}`),

@@ -15,7 +15,8 @@
  * whether its own capacity or the service's limits the throughput.
  */
 import { distribution } from './lib/stats';
-import { BrowserClient, directGet, identityHeader, uniqueEmail } from './lib/client';
+import { GatewayClient, requestJson } from '@platform/shared/testing';
+import { identityHeader, uniqueEmail } from './lib/client';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { intEnv } from './lib/env';
@@ -49,8 +50,8 @@ interface Run {
 
 main(RESULT_NAME, 900, async () => {
   const stack = await startStack({ reset: resetStack });
-  const client = new BrowserClient(stack.gateway);
-  const accountId = await client.signIn(uniqueEmail('gateway'));
+  const client = new GatewayClient(stack.gateway);
+  const accountId = (await client.signIn(uniqueEmail('gateway'))).body.id;
   const project = await client.expect<{ id: string }>(201, 'POST', '/api/projects', {
     name: `bench gateway ${Date.now()}`,
     description: 'The project every request of the gateway benchmark reads.',
@@ -67,7 +68,7 @@ main(RESULT_NAME, 900, async () => {
 
   // Both answer the same document, or the comparison means nothing.
   const viaGateway = await client.get(path);
-  const direct = await directGet(targets.direct.url, identity);
+  const direct = await requestJson(targets.direct.url, { headers: identity });
   if (viaGateway.status !== 200 || direct.status !== 200) {
     throw new Error(`sanity: gateway ${viaGateway.status}, direct ${direct.status}`);
   }

@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BrowserClient, uniqueEmail } from './lib/client';
+import { GatewayClient } from '@platform/shared/testing';
+import { uniqueEmail } from './lib/client';
 import { REPO_ROOT, intEnv } from './lib/env';
 import { load } from './lib/load';
 import { say, waitFor } from './lib/log';
@@ -24,7 +25,7 @@ const DURATION_S = intEnv('BENCH_DURATION_S', 20);
 
 main('profile-gateway', 900, async () => {
   const stack = await startStack({ reset: resetStack });
-  const client = new BrowserClient(stack.gateway);
+  const client = new GatewayClient(stack.gateway);
   await client.signIn(uniqueEmail('profile'));
   const project = await client.expect(201, 'POST', '/api/projects', { name: 'profiled' });
   const path_ = `/api/projects/${project.id}`;

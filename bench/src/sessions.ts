@@ -10,7 +10,7 @@
  * 1,000 sessions in turn: all sessions stay in use, without 1,000 requests queueing at once.
  */
 import type autocannon from 'autocannon';
-import { BrowserClient } from './lib/client';
+import { GatewayClient } from '@platform/shared/testing';
 import { cpuMeter, stackAndInfraPids, perRequest } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { load } from './lib/load';
@@ -55,12 +55,12 @@ main('sessions', 1200, async () => {
   const run = Date.now().toString(36);
 
   // One sign-in first, so lazily created things (connections, scripts) are not counted.
-  await new BrowserClient(stack.gateway).signIn(`bench-sessions-${run}-warm@example.test`);
+  await new GatewayClient(stack.gateway).signIn(`bench-sessions-${run}-warm@example.test`);
   const before = await redisMemory(redis);
   const keysBefore = await keyCounts(redis, stack.redisPrefix);
 
   say(`signing in ${SESSIONS} accounts, ${SIGN_IN_CONCURRENCY} at a time`);
-  const clients: BrowserClient[] = [];
+  const clients: GatewayClient[] = [];
   const signInStarted = Date.now();
   // Sign-ins get slower as accounts accumulate (auth's upsert by subject is a scan on FerretDB).
   const signInMarks: { signedIn: number; seconds: number }[] = [];
@@ -69,7 +69,7 @@ main('sessions', 1200, async () => {
     Array.from({ length: SIGN_IN_CONCURRENCY }, async () => {
       while (next < SESSIONS) {
         const i = next++;
-        const client = new BrowserClient(stack.gateway);
+        const client = new GatewayClient(stack.gateway);
         await client.signIn(`bench-sessions-${run}-${i}@example.test`, `Bench Person ${i}`);
         clients[i] = client;
         if ((i + 1) % 250 === 0) {
@@ -88,8 +88,8 @@ main('sessions', 1200, async () => {
 
   // The session keys themselves: `<prefix>sess:<id>`, the id inside the signed cookie
   // (`s:<id>.<signature>`, URL-encoded).
-  const sessionIdOf = (client: BrowserClient) =>
-    decodeURIComponent(client.cookies.get(SESSION_COOKIE) ?? '')
+  const sessionIdOf = (client: GatewayClient) =>
+    decodeURIComponent(client.cookie(SESSION_COOKIE) ?? '')
       .replace(/^s:/, '')
       .replace(/\..*$/, '');
   const sampleKeys = [0, 1, 2, SESSIONS >> 1, SESSIONS - 1].map(
