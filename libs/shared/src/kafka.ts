@@ -190,6 +190,7 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   housekeeping.every({
     name: 'prune handled event ids',
     everyMs: PRUNE_EVERY_MS,
+    runAtStart: true,
     run: () =>
       processed.prune(new Date(Date.now() - (options.rememberEventsForMs ?? REMEMBER_EVENTS_MS))),
   });

@@ -71,4 +71,15 @@ describe('Scheduler', () => {
     await jest.advanceTimersByTimeAsync(10_000);
     expect(started).toBe(1);
   });
+
+  it('runs a task at once as well when asked to, then every interval', async () => {
+    const scheduler = new Scheduler(logger);
+    let runs = 0;
+    scheduler.every({ name: 'prune', everyMs: 60_000, runAtStart: true, run: async () => runs++ });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(runs).toBe(1);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(runs).toBe(2);
+    await scheduler.stop();
+  });
 });

@@ -5,12 +5,18 @@ export interface ScheduledTask {
   name: string;
   everyMs: number;
   run: () => Promise<unknown>;
+  /**
+   * Also run once at once, not only after the first interval: for tasks with a long interval in
+   * a process that may be replaced more often than that (a replica redeployed hourly would
+   * otherwise never prune).
+   */
+  runAtStart?: boolean;
 }
 
 /**
  * Periodic housekeeping (pruning old records, sweeping for stragglers): each task runs every
- * `everyMs`, never two runs of one task at once (a slow run makes the next wait for the
- * following tick), a failure is logged and tried again next time. Timers do not keep the process
+ * `everyMs` (and at once with `runAtStart`), never two runs of one task at once (a slow run
+ * makes the next wait for the following tick), a failure is logged and tried again next time. Timers do not keep the process
  * alive. `stop()` clears the timers and resolves once runs in progress have finished; register it
  * with the Lifecycle.
  */
@@ -41,6 +47,7 @@ export class Scheduler {
       this.running.add(run);
     };
     this.timers.push(setInterval(tick, task.everyMs).unref());
+    if (task.runAtStart) tick();
   }
 
   async stop(): Promise<void> {

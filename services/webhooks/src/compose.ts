@@ -74,6 +74,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
   scheduler.every({
     name: 'delete finished deliveries past retention',
     everyMs: config.DELIVERY_HOUSEKEEPING_INTERVAL,
+    runAtStart: true,
     run: async () => {
       const deleted = await deliveries.deleteExpired();
       if (deleted > 0) logger.info({ deleted }, 'finished deliveries past retention deleted');
