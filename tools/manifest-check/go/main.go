@@ -9,6 +9,10 @@
 //	manifest-check compose <file> [KEY=VAL] loads a Compose file with compose-go (the reference
 //	                                        loader: schema validation against the Compose
 //	                                        specification, interpolation, normalisation)
+//	manifest-check dockerfile <file>        loads a Dockerfile with BuildKit's Dockerfile frontend
+//	  [--target=STAGE] [KEY=VAL]            for a target and build arguments: the build checks
+//	                                        of `docker build --check`, the arguments the target
+//	                                        uses, the resulting image configuration (no build)
 //
 // Problems are reported in the JSON, not as the exit status: the exit status is non-zero only
 // for a wrong invocation.
@@ -33,6 +37,8 @@ func main() {
 		result = checkKustomization(os.Args[2])
 	case "compose":
 		result = checkCompose(os.Args[2], os.Args[3:])
+	case "dockerfile":
+		result = checkDockerfile(os.Args[2], os.Args[3:])
 	default:
 		usage()
 	}
@@ -47,5 +53,6 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: manifest-check kustomize <dir>")
 	fmt.Fprintln(os.Stderr, "       manifest-check compose <file> [KEY=VALUE...]")
+	fmt.Fprintln(os.Stderr, "       manifest-check dockerfile <file> [--target=STAGE] [KEY=VALUE...]")
 	os.Exit(2)
 }

@@ -5,6 +5,7 @@ import {
   CHECKER_BUILD_TIMEOUT_MS,
   describeProblems,
   loadCompose,
+  loadDockerfile,
   manifestChecker,
   renderKustomization,
 } from './checker';
@@ -41,6 +42,16 @@ async function renderObjects(objects: unknown[], kustomization: Record<string, u
     JSON.stringify({ namespace: 'demo', resources, ...kustomization }),
   );
   return renderKustomization(dir);
+}
+
+async function loadDockerfileText(
+  text: string,
+  args: Record<string, string> = {},
+  target?: string,
+) {
+  const file = path.join(fs.mkdtempSync(path.join(workDir, 'dockerfile-')), 'Dockerfile');
+  fs.writeFileSync(file, text);
+  return loadDockerfile(file, args, target);
 }
 
 async function loadComposeText(text: string, env: Record<string, string> = {}) {
@@ -171,5 +182,61 @@ describe('the Compose checker', () => {
     const text = 'services:\n  web:\n    image: nginx:1\n    environment:\n      TOKEN: ${TOKEN}\n';
     expect(describeProblems((await loadComposeText(text)).problems)).toMatch(/\$\{TOKEN\}/);
     expect((await loadComposeText(text, { TOKEN: 'set' })).problems).toEqual([]);
+  });
+});
+
+describe('the Dockerfile checker', () => {
+  const valid = [
+    'ARG BASE=debian:bookworm-slim',
+    'FROM ${BASE} AS build',
+    'RUN echo built > /out',
+    'FROM ${BASE} AS final',
+    'COPY --from=build /out /out',
+    'ARG PORT',
+    'EXPOSE ${PORT}',
+    'USER nobody',
+    'CMD ["cat", "/out"]',
+    '',
+  ].join('\n');
+
+  it('accepts a small valid file and reports its stages, arguments, base images and image', async () => {
+    const result = await loadDockerfileText(valid, { PORT: '8080' });
+    expect(describeProblems(result.problems)).toBe('');
+    expect(result.warnings).toEqual([]);
+    expect(result.stages.map((s) => [s.name, s.default])).toEqual([
+      ['build', false],
+      ['final', true],
+    ]);
+    expect(result.target).toBe('final');
+    expect(result.args.map((a) => [a.name, a.value])).toEqual([
+      ['BASE', 'debian:bookworm-slim'],
+      ['PORT', '8080'],
+    ]);
+    expect(result.baseImages).toEqual(['docker.io/library/debian:bookworm-slim']);
+    expect(result.image).toMatchObject({
+      User: 'nobody',
+      Cmd: ['cat', '/out'],
+      ExposedPorts: { '8080/tcp': {} },
+    });
+  });
+
+  it('reports the build checks of `docker build --check`', async () => {
+    const { warnings } = await loadDockerfileText(
+      'FROM debian:bookworm-slim as base\nWORKDIR /app/$UNDECLARED\nCMD node main.js\n',
+    );
+    expect(warnings.map((w) => [w.rule, w.line])).toEqual([
+      ['FromAsCasing', 1],
+      ['UndefinedVar', 2],
+      ['JSONArgsRecommended', 3],
+    ]);
+  });
+
+  it('rejects a target that does not exist and an instruction BuildKit does not accept', async () => {
+    const missing = await loadDockerfileText(valid, {}, 'runtime');
+    expect(describeProblems(missing.problems)).toMatch(/target stage "runtime" could not be found/);
+    const broken = await loadDockerfileText(
+      'FROM debian:bookworm-slim\nRUN --mount=type=bogus true\n',
+    );
+    expect(describeProblems(broken.problems)).toMatch(/unsupported mount type "bogus"/);
   });
 });

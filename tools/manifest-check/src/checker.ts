@@ -61,6 +61,34 @@ export interface ComposeProject {
   [field: string]: unknown;
 }
 
+/** A Dockerfile as BuildKit's Dockerfile frontend loads it for one target and build arguments. */
+export interface DockerfileResult {
+  file: string;
+  /** The stage that would be built: the one asked for, else the last. */
+  target: string;
+  buildArgs: Record<string, string>;
+  stages: { name: string; base: string; default: boolean }[];
+  /** The images (not stages) the target starts from, normalised (docker.io/library/...). */
+  baseImages: string[];
+  /** The build arguments the target uses, with the value each gets (`--call=outline`). */
+  args: { name: string; value: string; line: number }[];
+  /** The configuration of the image the target would produce; null if the file does not load. */
+  image: DockerImageConfig | null;
+  /** Failed build checks (`docker build --check`), over every stage. */
+  warnings: { rule: string; message: string; line: number }[];
+  problems: Problem[];
+}
+
+/** The OCI image configuration, as BuildKit writes it. */
+export interface DockerImageConfig {
+  User?: string;
+  Env?: string[];
+  Entrypoint?: string[] | null;
+  Cmd?: string[] | null;
+  WorkingDir?: string;
+  ExposedPorts?: Record<string, object>;
+}
+
 const run = promisify(execFile);
 
 function cacheDir(): string {
@@ -224,6 +252,22 @@ export function loadCompose(
 ): Promise<ComposeResult> {
   const pairs = Object.entries(env).map(([key, value]) => `${key}=${value}`);
   return runChecker<ComposeResult>(['compose', path.resolve(REPO_ROOT, file), ...pairs]);
+}
+
+/**
+ * Loads a Dockerfile with BuildKit's Dockerfile frontend, the code `docker build` runs, for a
+ * target (default: the last stage) and build arguments: the build checks of `docker build
+ * --check`, the arguments the target uses and the image configuration it would produce. Nothing
+ * is built and no registry is asked: base images resolve to an empty image.
+ */
+export function loadDockerfile(
+  file: string,
+  buildArgs: Record<string, string> = {},
+  target?: string,
+): Promise<DockerfileResult> {
+  const args = Object.entries(buildArgs).map(([key, value]) => `${key}=${value}`);
+  if (target) args.unshift(`--target=${target}`);
+  return runChecker<DockerfileResult>(['dockerfile', path.resolve(REPO_ROOT, file), ...args]);
 }
 
 /** Problems as one readable block, for assertion messages. */

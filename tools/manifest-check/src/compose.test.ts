@@ -57,15 +57,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('builds the five services and dev-idp from their Dockerfiles with the repository root as context', () => {
+  it('builds the five services and dev-idp from the one Dockerfile, each with its workspace, with the repository root as context', () => {
+    // dockerfile.test.ts checks the Dockerfile itself with each service's arguments.
     for (const name of Object.keys(NODE_PROCESSES)) {
       const build = services[name].build;
-      expect(build.context).toBe(REPO_ROOT);
-      const dockerfile =
-        name === 'dev-idp' ? 'tools/dev-idp/Dockerfile' : `services/${name}/Dockerfile`;
-      expect(build.dockerfile).toBe(dockerfile);
-      expect(fs.existsSync(path.join(REPO_ROOT, dockerfile))).toBe(true);
+      expect([name, build.context]).toEqual([name, REPO_ROOT]);
+      expect([name, build.dockerfile]).toEqual([name, 'Dockerfile']);
+      const workspace = name === 'dev-idp' ? 'tools/dev-idp' : `services/${name}`;
+      expect([name, build.args?.WORKSPACE]).toEqual([name, workspace]);
     }
+    expect(fs.existsSync(path.join(REPO_ROOT, 'Dockerfile'))).toBe(true);
   });
 
   it('publishes only the gateway’s port 8080', () => {
