@@ -24,7 +24,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   IDENTITY_HEADER,
-  createInternalClient,
+  requireOwnership,
   createLogger,
   signIdentity,
   syncIndexes,
@@ -175,7 +175,10 @@ main('round-trips', 300, async () => {
         logger: createLogger('deployments', 'warn'),
         internalSecret: SECRET,
         connection,
-        projects: createInternalClient({ baseUrl: projects.url, internalSecret: SECRET }),
+        requireService: requireOwnership(
+          { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET },
+          'service',
+        ),
         service,
       }),
     );

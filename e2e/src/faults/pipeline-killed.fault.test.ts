@@ -17,7 +17,7 @@ describe('the deployments pipeline killed mid-build', () => {
     const deployments = await startKillableService('deployments', PORT, {
       BUILD_COMMAND: build,
       DEPLOY_COMMAND: 'echo deployed',
-      PIPELINE_LEASE_SECONDS: '2',
+      PIPELINE_LEASE: '2s',
     });
     try {
       const { accountId, projectId, serviceId } = await clientWithService('Pipeline killed');

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requestJson, waitFor } from './testing';
+import { freePort, requestJson, waitFor } from './testing';
 
 /**
  * A service as small as can be, booted by runService in a process of its own (the built
@@ -43,14 +42,6 @@ const scriptDir = mkdtempSync(join(tmpdir(), 'boot-test-'));
 const script = join(scriptDir, 'service.js');
 writeFileSync(script, SERVICE);
 afterAll(() => rmSync(scriptDir, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function boot(env: Record<string, string>) {
   const child = spawn(process.execPath, [script], {

@@ -1,8 +1,16 @@
 import { createServer, type RequestListener } from 'node:http';
+import type { Kafka } from 'kafkajs';
+import type { Connection, Model } from 'mongoose';
 import type { z } from 'zod';
 import { loadConfig } from './config';
+import { createKafka, createProducer, ensureTopics } from './kafka';
 import { closeHttpServer, Lifecycle } from './lifecycle';
 import { createLogger, type Logger } from './logger';
+import { connectMongo, syncIndexes } from './mongo';
+import { OutboxRelay } from './outbox';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model, whatever its document type
+type AnyModel = Model<any>;
 
 /** What a service's composition root receives: its parsed config and the process's parts. */
 export interface Runtime {
@@ -65,4 +73,43 @@ export function runService<S extends z.ZodTypeAny>(definition: ServiceDefinition
     await lifecycle.shutdown('start-up failed');
     process.exit(1);
   });
+}
+
+/**
+ * Opens the service's own database, creates its models' indexes, and registers the closer:
+ * the first step of every composition root that has a database.
+ */
+export async function openDatabase<M extends Record<string, AnyModel>>(
+  config: { MONGO_URL: string; MONGO_DB: string },
+  { logger, lifecycle }: Runtime,
+  createModels: (connection: Connection) => M,
+): Promise<{ connection: Connection; models: M }> {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  lifecycle.onShutdown('mongo', () => connection.close());
+  const models = createModels(connection);
+  await syncIndexes(models);
+  return { connection, models };
+}
+
+/** The Kafka client of the service `clientId`, with the platform's topics created if missing. */
+export async function openKafka(
+  config: { KAFKA_BROKERS: string[] },
+  { logger }: Runtime,
+  clientId: string,
+): Promise<Kafka> {
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId, logger });
+  await ensureTopics(kafka);
+  return kafka;
+}
+
+/** Starts the outbox relay of `models` (outbox.ts) and registers its closer. */
+export function startOutboxRelay(
+  kafka: Kafka,
+  models: AnyModel[],
+  { logger, lifecycle }: Runtime,
+): OutboxRelay {
+  const relay = new OutboxRelay({ producer: createProducer(kafka), models, logger });
+  relay.start();
+  lifecycle.onShutdown('outbox relay', () => relay.stop());
+  return relay;
 }

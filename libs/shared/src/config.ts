@@ -63,3 +63,26 @@ export const portEnv = (defaultPort: number) =>
 
 export const booleanEnv = (defaultValue: boolean) =>
   booleanString.optional().transform((v) => v ?? defaultValue);
+
+/**
+ * What every backend service reads (baseEnv), its port and its own database, default names
+ * given: `serviceEnv({ port: 4002, database: 'platform_projects' }).extend({ … })`.
+ */
+export const serviceEnv = (defaults: { port: number; database: string }) =>
+  baseEnv.merge(mongoEnv).extend({
+    PORT: portEnv(defaults.port),
+    /** The service's own database: its collections live there and nowhere else. */
+    MONGO_DB: z.string().min(1).default(defaults.database),
+  });
+
+/** The brokers, and for a service that consumes events its group and where a new group starts. */
+export const consumerEnv = (groupId: string) =>
+  kafkaEnv.extend({
+    /** The consumer group; every replica of the service shares it. */
+    KAFKA_GROUP_ID: z.string().min(1).default(groupId),
+    /**
+     * Where a new consumer group starts: true (default) misses no event; false starts at the end
+     * of the topics (a test's or an e2e run's throwaway group).
+     */
+    KAFKA_FROM_BEGINNING: booleanEnv(true),
+  });

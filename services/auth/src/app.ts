@@ -1,16 +1,11 @@
 import type { Express } from 'express';
-import type { Connection } from 'mongoose';
-import { createMetrics, createServiceApp, pingMongo, type Logger } from '@platform/shared';
+import { createServiceApp, type ServiceAppDeps } from '@platform/shared';
 import type { AccountsRepository } from './accounts/accounts.repository';
 import { accountsRouter } from './accounts/accounts.routes';
 import { loginRouter } from './login/login.routes';
 import type { LoginService } from './login/login.service';
 
-export interface AppDeps {
-  logger: Logger;
-  internalSecret: string;
-  /** Readiness pings it. */
-  connection: Connection;
+export interface AppDeps extends ServiceAppDeps {
   accounts: AccountsRepository;
   login: LoginService;
 }
@@ -20,13 +15,11 @@ export interface AppDeps {
  * is itself the authentication, and the gateway cannot know the account before it
  * (docs/architecture.md). Everything else needs the identity.
  */
-export function createApp(deps: AppDeps): Express {
+export function createApp({ accounts, login, ...deps }: AppDeps): Express {
   return createServiceApp({
-    logger: deps.logger,
-    metrics: createMetrics('auth'),
-    readiness: { mongo: () => pingMongo(deps.connection) },
-    internalSecret: deps.internalSecret,
-    publicRoutes: (app) => app.use(loginRouter(deps.login)),
-    routes: (app) => app.use(accountsRouter(deps.accounts)),
+    name: 'auth',
+    ...deps,
+    publicRoutes: (app) => app.use(loginRouter(login)),
+    routes: (app) => app.use(accountsRouter(accounts)),
   });
 }

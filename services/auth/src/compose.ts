@@ -1,4 +1,4 @@
-import { connectMongo, syncIndexes, type Runtime } from '@platform/shared';
+import { openDatabase, type Runtime } from '@platform/shared';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { createApp } from './app';
 import type { Config } from './config';
@@ -11,11 +11,9 @@ import { createModels } from './models';
  * Mongo (indexes created) and builds the app on it. Nothing here needs a seam: tests point the
  * Google ID-token verifier at dev-idp's certificates through GOOGLE_CERTS_URL.
  */
-export async function compose(config: Config, { logger, lifecycle }: Runtime) {
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  lifecycle.onShutdown('mongo', () => connection.close());
-  const models = createModels(connection);
-  await syncIndexes(models);
+export async function compose(config: Config, runtime: Runtime) {
+  const { logger } = runtime;
+  const { connection, models } = await openDatabase(config, runtime, createModels);
 
   const accounts = new AccountsRepository(models.accounts);
   const verifyIdToken = createGoogleIdTokenVerifier({

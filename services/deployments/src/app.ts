@@ -1,36 +1,19 @@
-import type { Express } from 'express';
-import type { Connection } from 'mongoose';
-import {
-  createMetrics,
-  createServiceApp,
-  pingMongo,
-  requireOwnership,
-  type InternalClient,
-  type Logger,
-} from '@platform/shared';
+import type { Express, RequestHandler } from 'express';
+import { createServiceApp, type ServiceAppDeps } from '@platform/shared';
 import { DEPLOYMENTS_PATH, deploymentsRouter } from './deployments/deployments.routes';
 import type { DeploymentsService } from './deployments/deployments.service';
 
-export interface AppDeps {
-  logger: Logger;
-  internalSecret: string;
-  connection: Connection;
-  /** The projects service, asked before every request whether the caller owns the service. */
-  projects: InternalClient;
+export interface AppDeps extends ServiceAppDeps {
+  /** `requireOwnership(projects, 'service')`: the caller must own the path's service. */
+  requireService: RequestHandler;
   service: DeploymentsService;
 }
 
-export function createApp(deps: AppDeps): Express {
+/** The deployments API (no listen), as compose.ts builds it: every route under an owned service. */
+export function createApp({ requireService, service, ...deps }: AppDeps): Express {
   return createServiceApp({
-    logger: deps.logger,
-    metrics: createMetrics('deployments'),
-    readiness: { mongo: () => pingMongo(deps.connection) },
-    internalSecret: deps.internalSecret,
-    routes: (app) =>
-      app.use(
-        DEPLOYMENTS_PATH,
-        requireOwnership(deps.projects, 'service'),
-        deploymentsRouter(deps.service),
-      ),
+    name: 'deployments',
+    ...deps,
+    routes: (app) => app.use(DEPLOYMENTS_PATH, requireService, deploymentsRouter(service)),
   });
 }

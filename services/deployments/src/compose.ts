@@ -1,13 +1,10 @@
 import {
-  OutboxRelay,
   Scheduler,
-  connectMongo,
-  createInternalClient,
-  createKafka,
-  createProducer,
-  ensureTopics,
+  requireOwnership,
+  openDatabase,
+  openKafka,
   startEventConsumer,
-  syncIndexes,
+  startOutboxRelay,
   writeWithoutRelay,
   type OutboxWriter,
   type Runtime,
@@ -39,26 +36,15 @@ export interface Seams {
  * (unless PIPELINE_ENABLED is false) and the HTTP app. Each closer is registered as it opens, so
  * at shutdown the worker hands its deployments back before the relay, consumer and Mongo go.
  */
-export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  lifecycle.onShutdown('mongo', () => connection.close());
-  const models = createModels(connection);
-  await syncIndexes(models);
+export async function compose(config: Config, runtime: Runtime, seams: Seams = {}) {
+  const { logger, lifecycle } = runtime;
+  const { connection, models } = await openDatabase(config, runtime, createModels);
 
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'deployments', logger });
-  await ensureTopics(kafka);
+  const kafka = await openKafka(config, runtime, 'deployments');
   // Status events wait in their deployment's outbox (deployments.model.ts) for the relay.
-  let outbox: OutboxWriter = writeWithoutRelay;
-  if (!seams.holdEvents) {
-    const relay = new OutboxRelay({
-      producer: createProducer(kafka),
-      models: [models.deployments],
-      logger,
-    });
-    relay.start();
-    lifecycle.onShutdown('outbox relay', () => relay.stop());
-    outbox = relay;
-  }
+  const outbox: OutboxWriter = seams.holdEvents
+    ? writeWithoutRelay
+    : startOutboxRelay(kafka, [models.deployments], runtime);
 
   const worker = config.PIPELINE_ENABLED
     ? createPipelineWorker(config, { models, logger, outbox })
@@ -86,6 +72,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
   scheduler.every({
     name: 'expired idempotency keys',
     everyMs: HOUR_MS,
+    runAtStart: true,
     run: () => idempotencyKeys.pruneExpired(),
   });
   lifecycle.onShutdown('housekeeping', () => scheduler.stop());
@@ -96,15 +83,11 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     logger.info({ workerId: worker.workerId }, 'pipeline worker started');
   }
 
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    internalSecret: config.INTERNAL_SECRET,
-  });
   const app = createApp({
     logger,
     internalSecret: config.INTERNAL_SECRET,
     connection,
-    projects,
+    requireService: requireOwnership(config, 'service'),
     service,
   });
   return { app, connection, models, kafka, outbox, repository, worker };
@@ -123,11 +106,11 @@ export function createPipelineWorker(
     buildCommand: config.BUILD_COMMAND,
     deployCommand: config.DEPLOY_COMMAND,
     commandEnv: { PATH: config.PATH, ...(config.HOME ? { HOME: config.HOME } : {}) },
-    stepTimeoutMs: config.STEP_TIMEOUT_SECONDS * 1000,
+    stepTimeoutMs: config.STEP_TIMEOUT,
     killGraceMs: config.STEP_KILL_GRACE,
     logLimitBytes: config.LOG_LIMIT_BYTES,
     concurrency: config.PIPELINE_CONCURRENCY,
-    leaseMs: config.PIPELINE_LEASE_SECONDS * 1000,
+    leaseMs: config.PIPELINE_LEASE,
     heartbeatMs: config.PIPELINE_HEARTBEAT,
     pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
   });

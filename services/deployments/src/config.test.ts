@@ -18,12 +18,12 @@ describe('deployments config', () => {
       KAFKA_GROUP_ID: 'deployments',
       KAFKA_FROM_BEGINNING: true,
       KAFKA_BROKERS: ['127.0.0.1:9092'],
-      STEP_TIMEOUT_SECONDS: 600,
+      STEP_TIMEOUT: 600_000,
       STEP_KILL_GRACE: 5_000,
       LOG_LIMIT_BYTES: 262144,
       PIPELINE_CONCURRENCY: 2,
       PIPELINE_ENABLED: true,
-      PIPELINE_LEASE_SECONDS: 30,
+      PIPELINE_LEASE: 30_000,
       PIPELINE_HEARTBEAT: 300,
       PIPELINE_POLL_INTERVAL: 1_000,
     });
@@ -35,12 +35,12 @@ describe('deployments config', () => {
   it.each([
     ['BUILD_COMMAND', 'make build', 'make build'],
     ['DEPLOY_COMMAND', './deploy --prod', './deploy --prod'],
-    ['STEP_TIMEOUT_SECONDS', '90', 90],
+    ['STEP_TIMEOUT', '90s', 90_000],
     ['STEP_KILL_GRACE', '1.5s', 1_500],
     ['LOG_LIMIT_BYTES', '65536', 65536],
     ['PIPELINE_CONCURRENCY', '4', 4],
     ['PIPELINE_ENABLED', 'false', false],
-    ['PIPELINE_LEASE_SECONDS', '2', 2],
+    ['PIPELINE_LEASE', '2s', 2_000],
     ['PIPELINE_HEARTBEAT', '100ms', 100],
     ['PIPELINE_POLL_INTERVAL', '200ms', 200],
   ])('reads %s=%j', (name, value, expected) => {
@@ -50,13 +50,14 @@ describe('deployments config', () => {
   it.each([
     ['PROJECTS_URL', { PROJECTS_URL: undefined }],
     ['PROJECTS_URL', { PROJECTS_URL: 'not a url' }],
-    ['STEP_TIMEOUT_SECONDS', { STEP_TIMEOUT_SECONDS: '0' }],
+    ['STEP_TIMEOUT', { STEP_TIMEOUT: '600' }],
+    ['STEP_TIMEOUT', { STEP_TIMEOUT: '10ms' }],
     ['STEP_KILL_GRACE', { STEP_KILL_GRACE: '5' }],
     ['LOG_LIMIT_BYTES', { LOG_LIMIT_BYTES: '100' }],
     ['PIPELINE_CONCURRENCY', { PIPELINE_CONCURRENCY: 'two' }],
     ['PIPELINE_ENABLED', { PIPELINE_ENABLED: 'yes' }],
     ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '1ms' }],
-    ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '3s', PIPELINE_LEASE_SECONDS: '2' }],
+    ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '3s', PIPELINE_LEASE: '2s' }],
     ['PIPELINE_POLL_INTERVAL', { PIPELINE_POLL_INTERVAL: 'soon' }],
   ])('refuses a missing or bad %s', (name, env) => {
     expect(() => parse(env)).toThrow(name);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { baseEnv, booleanEnv, durationEnv, kafkaEnv, mongoEnv, portEnv } from '@platform/shared';
+import { booleanEnv, consumerEnv, durationEnv, serviceEnv } from '@platform/shared';
 
 const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
 const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -9,27 +9,17 @@ const scriptCommand = (script: string) => `bash ${shellQuote(path.join(PIPELINE_
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
 
-export const configSchema = baseEnv
-  .merge(mongoEnv)
-  .merge(kafkaEnv)
+export const configSchema = serviceEnv({ port: 4003, database: 'platform_deployments' })
+  .merge(consumerEnv('deployments'))
   .extend({
-    PORT: portEnv(4003),
-    MONGO_DB: z.string().min(1).default('platform_deployments'),
-    /** Consumer group for project.deleted and service.deleted. */
-    KAFKA_GROUP_ID: z.string().min(1).default('deployments'),
-    /** Where a new consumer group starts: true (default) misses nothing; false starts at the end. */
-    KAFKA_FROM_BEGINNING: booleanEnv(true),
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),
     /** Shell command of the build step (see README.md for what it receives). */
     BUILD_COMMAND: z.string().min(1).default(scriptCommand('build.sh')),
     /** Shell command of the deploy step. */
     DEPLOY_COMMAND: z.string().min(1).default(scriptCommand('deploy.sh')),
-    /**
-     * A step running longer than this many seconds is stopped and the deployment FAILED. Whole
-     * seconds, as operators and the e2e fault tests set it today.
-     */
-    STEP_TIMEOUT_SECONDS: positiveInt(600),
+    /** A step running longer than this is stopped and the deployment FAILED. */
+    STEP_TIMEOUT: durationEnv('10m', { min: '1s' }),
     /** After SIGTERM (cancel, time limit, shutdown), how long a step gets before SIGKILL. */
     STEP_KILL_GRACE: durationEnv('5s'),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
@@ -42,8 +32,8 @@ export const configSchema = baseEnv
     PIPELINE_CONCURRENCY: positiveInt(2),
     /** false: this replica serves the API only and runs no pipeline. */
     PIPELINE_ENABLED: booleanEnv(true),
-    /** How long (seconds) a worker's claim on a deployment lasts without a heartbeat. */
-    PIPELINE_LEASE_SECONDS: positiveInt(30),
+    /** How long a worker's claim on a deployment lasts without a heartbeat. */
+    PIPELINE_LEASE: durationEnv('30s', { min: '100ms' }),
     /**
      * How often a worker renews its claims, writes new output and notices a cancel (the ~300 ms
      * README.md promises). Must be well under the lease.
@@ -55,9 +45,9 @@ export const configSchema = baseEnv
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),
   })
-  .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE_SECONDS * 1000, {
+  .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE, {
     path: ['PIPELINE_HEARTBEAT'],
-    message: 'must be shorter than PIPELINE_LEASE_SECONDS',
+    message: 'must be shorter than PIPELINE_LEASE',
   });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,32 +1,25 @@
 import type { Express } from 'express';
-import type { Connection } from 'mongoose';
-import { createMetrics, createServiceApp, pingMongo, type Logger } from '@platform/shared';
+import { createServiceApp, type ServiceAppDeps } from '@platform/shared';
 import { internalRouter } from './internal/internal.routes';
 import { projectsRouter } from './projects/projects.routes';
 import type { ProjectsService } from './projects/projects.service';
 import { servicesRouter } from './services/services.routes';
 import type { ServicesService } from './services/services.service';
 
-export interface AppDeps {
-  logger: Logger;
-  internalSecret: string;
-  /** Readiness pings it. */
-  connection: Connection;
+export interface AppDeps extends ServiceAppDeps {
   projects: ProjectsService;
   services: ServicesService;
 }
 
 /** The projects service's HTTP app, as compose.ts builds it; runService (or a test) listens. */
-export function createApp(deps: AppDeps): Express {
+export function createApp({ projects, services, ...deps }: AppDeps): Express {
   return createServiceApp({
-    logger: deps.logger,
-    metrics: createMetrics('projects'),
-    readiness: { mongo: () => pingMongo(deps.connection) },
-    internalSecret: deps.internalSecret,
+    name: 'projects',
+    ...deps,
     routes: (app) => {
-      app.use(projectsRouter(deps.projects));
-      app.use(servicesRouter(deps.services));
-      app.use(internalRouter(deps.projects, deps.services));
+      app.use(projectsRouter(projects));
+      app.use(servicesRouter(services));
+      app.use(internalRouter(projects, services));
     },
   });
 }

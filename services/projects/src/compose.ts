@@ -1,12 +1,4 @@
-import {
-  connectMongo,
-  createKafka,
-  createProducer,
-  ensureTopics,
-  OutboxRelay,
-  syncIndexes,
-  type Runtime,
-} from '@platform/shared';
+import { openDatabase, openKafka, startOutboxRelay, type Runtime } from '@platform/shared';
 import { createApp } from './app';
 import type { Config } from './config';
 import { startDeletionConsumer } from './deletion/deletion.consumer';
@@ -23,20 +15,10 @@ import { ServicesService } from './services/services.service';
  */
 export async function compose(config: Config, runtime: Runtime) {
   const { logger, lifecycle } = runtime;
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  lifecycle.onShutdown('mongo', () => connection.close());
-  const models = createModels(connection);
-  await syncIndexes(models);
+  const { connection, models } = await openDatabase(config, runtime, createModels);
 
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'projects', logger });
-  await ensureTopics(kafka);
-  const relay = new OutboxRelay({
-    producer: createProducer(kafka),
-    models: Object.values(models),
-    logger,
-  });
-  relay.start();
-  lifecycle.onShutdown('outbox relay', () => relay.stop());
+  const kafka = await openKafka(config, runtime, 'projects');
+  const relay = startOutboxRelay(kafka, Object.values(models), runtime);
 
   const projectsRepository = new ProjectsRepository(models.projects, relay);
   const servicesRepository = new ServicesRepository(models.services, relay);

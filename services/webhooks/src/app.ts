@@ -1,49 +1,28 @@
-import type { Express } from 'express';
-import type { Connection } from 'mongoose';
-import {
-  createInternalClient,
-  createMetrics,
-  createServiceApp,
-  pingMongo,
-  requireOwnership,
-  type Logger,
-} from '@platform/shared';
-import type { Config } from './config';
+import type { Express, RequestHandler } from 'express';
+import { createServiceApp, type ServiceAppDeps } from '@platform/shared';
 import { deliveriesRouter } from './deliveries/deliveries.routes';
 import type { DeliveriesService } from './deliveries/deliveries.service';
 import { webhooksRouter } from './webhooks/webhooks.routes';
 import type { WebhooksService } from './webhooks/webhooks.service';
 
-export interface AppDeps {
-  config: Pick<Config, 'INTERNAL_SECRET' | 'PROJECTS_URL'>;
-  logger: Logger;
-  /** Readiness pings it. */
-  connection: Connection;
+export interface AppDeps extends ServiceAppDeps {
+  /** `requireOwnership(projects, 'project')`: the caller must own the path's project. */
+  requireProject: RequestHandler;
   webhooks: WebhooksService;
   deliveries: DeliveriesService;
 }
 
-/**
- * The HTTP API (no listen), as compose.ts builds it: every route is under a project that the
- * projects service says the caller owns, asked on each request.
- */
-export function createApp({ config, logger, connection, webhooks, deliveries }: AppDeps): Express {
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    internalSecret: config.INTERNAL_SECRET,
-  });
+/** The webhooks API (no listen), as compose.ts builds it: every route under an owned project. */
+export function createApp({ requireProject, webhooks, deliveries, ...deps }: AppDeps): Express {
   return createServiceApp({
-    logger,
-    metrics: createMetrics('webhooks'),
-    readiness: { mongo: () => pingMongo(connection) },
-    internalSecret: config.INTERNAL_SECRET,
-    routes: (app) => {
+    name: 'webhooks',
+    ...deps,
+    routes: (app) =>
       app.use(
         '/api/projects/:projectId/webhooks',
-        requireOwnership(projects, 'project'),
+        requireProject,
         webhooksRouter(webhooks, deliveries),
         deliveriesRouter(webhooks, deliveries),
-      );
-    },
+      ),
   });
 }

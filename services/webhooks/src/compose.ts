@@ -1,10 +1,9 @@
 import {
   Scheduler,
-  connectMongo,
-  createKafka,
-  ensureTopics,
+  requireOwnership,
+  openDatabase,
+  openKafka,
   startEventConsumer,
-  syncIndexes,
   type Runtime,
 } from '@platform/shared';
 import { createApp } from './app';
@@ -29,11 +28,9 @@ export interface Seams {
  * database, the delivery worker, the housekeeping and the Kafka consumer, each registering its
  * closer as it opens, and builds the HTTP app.
  */
-export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  lifecycle.onShutdown('mongo', () => connection.close());
-  const models = createModels(connection);
-  await syncIndexes(models);
+export async function compose(config: Config, runtime: Runtime, seams: Seams = {}) {
+  const { logger, lifecycle } = runtime;
+  const { connection, models } = await openDatabase(config, runtime, createModels);
 
   const webhooksRepository = new WebhooksRepository(models.webhooks);
   const deliveriesRepository = new DeliveriesRepository(models.deliveries);
@@ -81,8 +78,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     },
   });
 
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'webhooks', logger });
-  await ensureTopics(kafka);
+  const kafka = await openKafka(config, runtime, 'webhooks');
   const consumer = await startEventConsumer({
     kafka,
     groupId: config.KAFKA_GROUP_ID,
@@ -94,7 +90,14 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
   });
   lifecycle.onShutdown('kafka consumer', () => consumer.stop());
 
-  const app = createApp({ config, logger, connection, webhooks, deliveries });
+  const app = createApp({
+    logger,
+    internalSecret: config.INTERNAL_SECRET,
+    connection,
+    requireProject: requireOwnership(config, 'project'),
+    webhooks,
+    deliveries,
+  });
   return { app, models, worker, deliveries };
 }
 

@@ -1,26 +1,17 @@
 import { z } from 'zod';
 import {
-  baseEnv,
   booleanEnv,
+  consumerEnv,
   durationEnv,
   durationListEnv,
-  kafkaEnv,
-  mongoEnv,
-  portEnv,
+  serviceEnv,
 } from '@platform/shared';
 
-export const configSchema = baseEnv
-  .merge(mongoEnv)
-  .merge(kafkaEnv)
+export const configSchema = serviceEnv({ port: 4004, database: 'platform_webhooks' })
+  .merge(consumerEnv('webhooks'))
   .extend({
-    PORT: portEnv(4004),
-    /** This service's own database. */
-    MONGO_DB: z.string().min(1).default('platform_webhooks'),
     /** Base URL of the projects service, asked who owns a project. */
     PROJECTS_URL: z.string().url().default('http://127.0.0.1:4002'),
-    KAFKA_GROUP_ID: z.string().min(1).default('webhooks'),
-    /** Where a new consumer group starts: true (default) misses nothing; false starts at the end. */
-    KAFKA_FROM_BEGINNING: booleanEnv(true),
     /** Lets deliveries reach loopback and private addresses: for the local stack only. */
     WEBHOOK_ALLOW_PRIVATE: booleanEnv(false),
     /** Waits before each retry, e.g. `5s,5m,30m,2h,5h,10h,10h`, in milliseconds. */

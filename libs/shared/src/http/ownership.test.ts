@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import { createInternalClient } from '../internal-client';
+import mongoose from 'mongoose';
 import {
   identityHeaders,
   requestJson,
@@ -9,7 +9,6 @@ import {
   type TestServer,
 } from '../testing';
 import { accountIdOf } from './identity';
-import { createMetrics } from './metrics';
 import { ownedOf, requireOwnership } from './ownership';
 import { createServiceApp } from './service-app';
 
@@ -44,22 +43,23 @@ describe('requireOwnership', () => {
       res.status(answer.status).json(answer.body);
     });
     projects = await startTestServer(switchable);
-    const client = createInternalClient({ baseUrl: projects.url, internalSecret: 'x'.repeat(32) });
+    const config = { PROJECTS_URL: projects.url, INTERNAL_SECRET: 'x'.repeat(32) };
     service = await startTestServer(
       createServiceApp({
+        name: 'ownership_test',
         logger: testLogger(),
-        metrics: createMetrics('ownership_test'),
-        readiness: {},
+        // Readiness is not under test here: a connection never opened will do.
+        connection: mongoose.createConnection(),
         internalSecret: TEST_INTERNAL_SECRET,
         routes: (app) => {
           const router = Router({ mergeParams: true });
           router.get('/', (req, res) => {
             res.json({ owned: ownedOf(req), caller: accountIdOf(req) });
           });
-          app.use('/api/projects/:projectId/things', requireOwnership(client, 'project'), router);
+          app.use('/api/projects/:projectId/things', requireOwnership(config, 'project'), router);
           app.use(
             '/api/projects/:projectId/services/:serviceId/things',
-            requireOwnership(client, 'service'),
+            requireOwnership(config, 'service'),
             router,
           );
         },

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { AppError, internal, notFound } from '../errors';
-import type { InternalClient } from '../internal-client';
+import { createInternalClient } from '../internal-client';
 import { REQUEST_ID_HEADER } from '../logger';
 import { accountIdOf } from './identity';
 
@@ -28,15 +28,19 @@ const PLAIN_ID = /^[\w-]{1,100}$/;
 
 /**
  * Mounted on `/api/projects/:projectId[/services/:serviceId]/…` before a service's routes: asks
- * the projects service, for the caller's account, whether the path's project (or service of that
+ * the projects service (at PROJECTS_URL, as the caller, signed with INTERNAL_SECRET), for the caller's account, whether the path's project (or service of that
  * project) exists and is theirs, each time (a deleted project is 404 at once), and puts the answer
  * on the request (`ownedOf(req)`). Another account's, a deleted or a malformed id is 404; projects
  * not answering is 503; anything else it says is our misconfiguration (500), not the client's.
  */
 export function requireOwnership(
-  projects: InternalClient,
+  config: { PROJECTS_URL: string; INTERNAL_SECRET: string },
   resource: 'project' | 'service',
 ): RequestHandler {
+  const projects = createInternalClient({
+    baseUrl: config.PROJECTS_URL,
+    internalSecret: config.INTERNAL_SECRET,
+  });
   const what = resource === 'project' ? 'Project' : 'Service';
   return async (req, _res, next) => {
     const { projectId, serviceId } = req.params as { projectId?: string; serviceId?: string };

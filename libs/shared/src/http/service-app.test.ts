@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import mongoose from 'mongoose';
+import mongoose, { type Connection } from 'mongoose';
 import { conflict, notFound } from '../errors';
-import { createMetrics } from './metrics';
+import { connectMongo } from '../mongo';
 import { createServiceApp } from './service-app';
 import { validate } from './validation';
 import { accountIdOf } from './identity';
@@ -10,18 +10,21 @@ import {
   identityHeaders,
   requestJson,
   startTestServer,
+  testInfraUrls,
   testLogger,
+  uniqueName,
   TEST_INTERNAL_SECRET,
   type TestServer,
 } from '../testing';
 
 const itemSchema = z.object({ name: z.string().min(1).max(5) }).strict();
 
-function buildApp(readiness: Record<string, () => Promise<unknown>> = {}) {
+/** The shared app with a few routes of its own, ready while `connection` answers a ping. */
+function buildApp(connection: Connection) {
   return createServiceApp({
+    name: 'test',
     logger: testLogger(),
-    metrics: createMetrics('test'),
-    readiness,
+    connection,
     internalSecret: TEST_INTERNAL_SECRET,
     routes: (app) => {
       const router = Router();
@@ -58,12 +61,21 @@ function buildApp(readiness: Record<string, () => Promise<unknown>> = {}) {
 
 describe('the shared service app and error middleware', () => {
   let server: TestServer;
+  let connection: Connection;
   const auth = identityHeaders('acct-1');
 
   beforeAll(async () => {
-    server = await startTestServer(buildApp());
+    connection = await connectMongo({
+      url: testInfraUrls().mongoUrl,
+      dbName: uniqueName('shared_service_app'),
+      logger: testLogger(),
+    });
+    server = await startTestServer(buildApp(connection));
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    await server.close();
+    await connection.close();
+  });
 
   it('answers 401 UNAUTHORIZED without the identity header', async () => {
     const res = await requestJson(`${server.url}/whoami`);
@@ -182,15 +194,14 @@ describe('the shared service app and error middleware', () => {
   });
 
   it('answers /readyz 503 naming the dependency that failed', async () => {
-    const failing = await startTestServer(
-      buildApp({ mongo: async () => Promise.reject(new Error('down')) }),
-    );
+    // A connection never opened: its ping fails at once.
+    const failing = await startTestServer(buildApp(mongoose.createConnection()));
     try {
       const res = await requestJson(`${failing.url}/readyz`);
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({
         error: 'SERVICE_UNAVAILABLE',
-        details: [{ path: 'mongo', message: 'down' }],
+        details: [{ path: 'mongo', message: 'mongo is not connected' }],
       });
     } finally {
       await failing.close();

@@ -1,18 +1,26 @@
 import express, { type Express } from 'express';
+import type { Connection } from 'mongoose';
 import type { Logger } from 'pino';
 import { httpLogger } from '../logger';
+import { pingMongo } from '../mongo';
 import { jsonBody, requireJsonBody } from './body';
 import { errorHandler, notFoundHandler } from './error-handler';
-import { healthRouter, type ReadinessCheck } from './health';
+import { healthRouter } from './health';
 import { requireIdentity } from './identity';
-import type { Metrics } from './metrics';
+import { createMetrics } from './metrics';
 
-export interface ServiceAppOptions {
+/** What every service's `createApp(deps)` receives from its compose.ts, besides its own parts. */
+export interface ServiceAppDeps {
   logger: Logger;
-  metrics: Metrics;
-  readiness: Record<string, ReadinessCheck>;
   /** Verifies the internal identity header on every route but health and metrics. */
   internalSecret: string;
+  /** The service's own database: `/readyz` answers 200 only while it answers a ping. */
+  connection: Connection;
+}
+
+export interface ServiceAppOptions extends ServiceAppDeps {
+  /** The service's name: it labels the metrics. */
+  name: string;
   /** Mounts the service's own routers; they see `accountIdOf(req)`. */
   routes: (app: Express) => void;
   /**
@@ -27,13 +35,14 @@ export interface ServiceAppOptions {
  * the internal identity, JSON bodies, the service's routes, then JSON 404 and errors.
  */
 export function createServiceApp(options: ServiceAppOptions): Express {
+  const metrics = createMetrics(options.name);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(httpLogger(options.logger));
-  app.use(options.metrics.middleware);
-  app.use(healthRouter(options.readiness));
-  app.get('/metrics', options.metrics.handler);
+  app.use(metrics.middleware);
+  app.use(healthRouter({ mongo: () => pingMongo(options.connection) }));
+  app.get('/metrics', metrics.handler);
   options.publicRoutes?.(app);
   app.use(requireIdentity(options.internalSecret));
   app.use(requireJsonBody, jsonBody());

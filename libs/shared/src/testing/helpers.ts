@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { pino } from 'pino';
 import { IDENTITY_HEADER, signIdentity } from '../http/identity';
@@ -37,6 +37,15 @@ export interface TestServer {
   url: string;
   server: Server;
   close(): Promise<void>;
+}
+
+/** A TCP port of 127.0.0.1 that nothing listened on a moment ago: for a process a test starts. */
+export async function freePort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** Starts an express app on an ephemeral port of 127.0.0.1, as it runs in production. */

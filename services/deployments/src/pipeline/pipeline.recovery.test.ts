@@ -194,7 +194,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
     const workerA = h.newWorker({
       BUILD_COMMAND: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done`,
       PIPELINE_HEARTBEAT: '10s',
-      PIPELINE_LEASE_SECONDS: '60',
+      PIPELINE_LEASE: '60s',
     });
     workerA.start();
     try {
@@ -237,7 +237,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
 
 describe('a pipeline worker shutting down', () => {
   it('stops its running step and hands the deployment back for another worker to run at once', async () => {
-    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_LEASE_SECONDS: '60' });
+    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_LEASE: '60s' });
     workerA.start();
     const { service, id } = await h.newDeployment();
     const pids = await steps.pidsOf(id);

@@ -144,7 +144,7 @@ describe('the pipeline', () => {
     const deployment = await h.newDeployment();
 
     const failed = await h.runWorkerUntil(
-      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'true', STEP_TIMEOUT_SECONDS: '1' },
+      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'true', STEP_TIMEOUT: '1s' },
       deployment,
       'FAILED',
     );

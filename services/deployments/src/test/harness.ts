@@ -31,11 +31,11 @@ export type ServiceEnv = Partial<Record<keyof z.input<typeof configSchema>, stri
 const TEST_PIPELINE: ServiceEnv = {
   BUILD_COMMAND: 'echo "building $COMMIT_HASH"; sleep 0.2',
   DEPLOY_COMMAND: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
-  STEP_TIMEOUT_SECONDS: '10',
+  STEP_TIMEOUT: '10s',
   STEP_KILL_GRACE: '1s',
   LOG_LIMIT_BYTES: '65536',
   PIPELINE_CONCURRENCY: '4',
-  PIPELINE_LEASE_SECONDS: '2',
+  PIPELINE_LEASE: '2s',
   PIPELINE_HEARTBEAT: '100ms',
   PIPELINE_POLL_INTERVAL: '200ms',
   // As main.ts would read it from the environment.

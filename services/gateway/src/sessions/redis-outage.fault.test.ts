@@ -1,25 +1,15 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { INFRA_SCRIPT, errorBody, waitFor } from '@platform/shared/testing';
+import { INFRA_SCRIPT, errorBody, freePort, waitFor } from '@platform/shared/testing';
 import { LOGIN_PATH } from '../login/auth-login';
 import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
 
 const run = promisify(execFile);
-
-// TODO(shared): freePort belongs in @platform/shared/testing; libs/shared/src/boot.test.ts has a copy.
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * A Redis of this file's own, run by infra.sh (REDIS_PORT, PLATFORM_RUN_DIR): stopping it cannot
