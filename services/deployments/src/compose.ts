@@ -11,7 +11,7 @@ import {
 } from '@platform/shared';
 import { createApp } from './app';
 import type { Config } from './config';
-import { CLEANUP_TOPICS, removeDeletedDeployments } from './deployments/deployments.consumers';
+import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
@@ -60,13 +60,13 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   const consumer = await startEventConsumer({
     kafka,
     groupId: config.KAFKA_GROUP_ID,
-    topics: CLEANUP_TOPICS,
+    topics: CONSUMED_TOPICS,
     logger,
     connection,
-    handle: removeDeletedDeployments(service, logger),
+    handle: eventHandler(service, logger),
     fromBeginning: config.KAFKA_FROM_BEGINNING,
   });
-  lifecycle.onShutdown('cleanup consumer', () => consumer.stop());
+  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const scheduler = new Scheduler(logger);
   scheduler.every({

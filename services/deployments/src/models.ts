@@ -3,12 +3,10 @@ import { deploymentLogsModel, deploymentModel } from './deployments/deployments.
 import { idempotencyKeyModel } from './deployments/idempotency.model';
 
 /** The service's models on one connection (each test file has a database of its own). */
-export function createModels(connection: Connection) {
-  return {
-    deployments: deploymentModel(connection),
-    logs: deploymentLogsModel(connection),
-    idempotencyKeys: idempotencyKeyModel(connection),
-  };
-}
+export const createModels = (connection: Connection) => ({
+  deployments: deploymentModel(connection),
+  logs: deploymentLogsModel(connection),
+  idempotencyKeys: idempotencyKeyModel(connection),
+});
 
 export type Models = ReturnType<typeof createModels>;

@@ -1,7 +1,13 @@
-import { openDatabase, openKafka, startOutboxRelay, type Runtime } from '@platform/shared';
+import {
+  openDatabase,
+  openKafka,
+  startEventConsumer,
+  startOutboxRelay,
+  type Runtime,
+} from '@platform/shared';
 import { createApp } from './app';
 import type { Config } from './config';
-import { startDeletionConsumer } from './deletion/deletion.consumer';
+import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { createModels } from './models';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
@@ -22,16 +28,16 @@ export async function compose(config: Config, runtime: Runtime) {
 
   const projectsRepository = new ProjectsRepository(models.projects, relay);
   const servicesRepository = new ServicesRepository(models.services, relay);
-  const consumer = await startDeletionConsumer({
+  const consumer = await startEventConsumer({
     kafka,
     groupId: config.KAFKA_GROUP_ID,
-    fromBeginning: config.KAFKA_FROM_BEGINNING,
-    connection,
-    projects: projectsRepository,
-    services: servicesRepository,
+    topics: CONSUMED_TOPICS,
     logger,
+    connection,
+    handle: eventHandler({ projects: projectsRepository, services: servicesRepository, logger }),
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
   });
-  lifecycle.onShutdown('deletion consumer', () => consumer.stop());
+  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const app = createApp({
     logger,

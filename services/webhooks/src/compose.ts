@@ -12,7 +12,7 @@ import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery-worker';
 import { EgressGuard, type ResolveHost } from './egress/egress-guard';
-import { CONSUMED_TOPICS, webhookEventHandler } from './events/events.consumer';
+import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { createModels } from './models';
 import { WebhooksRepository } from './webhooks/webhooks.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
@@ -86,9 +86,9 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     logger,
     connection,
     fromBeginning: config.KAFKA_FROM_BEGINNING,
-    handle: webhookEventHandler({ deliveries, webhooks, logger }),
+    handle: eventHandler({ deliveries, webhooks, logger }),
   });
-  lifecycle.onShutdown('kafka consumer', () => consumer.stop());
+  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const app = createApp({
     logger,

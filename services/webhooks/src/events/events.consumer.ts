@@ -4,7 +4,7 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 
 export const CONSUMED_TOPICS = [TOPICS.deploymentStatusChanged, TOPICS.projectDeleted];
 
-export interface WebhookEventHandlerDeps {
+export interface EventHandlerDeps {
   deliveries: DeliveriesService;
   webhooks: WebhooksService;
   logger: Logger;
@@ -15,7 +15,7 @@ export interface WebhookEventHandlerDeps {
  * change becomes deliveries; a deleted project takes its webhooks and their deliveries with it.
  * Both are idempotent.
  */
-export function webhookEventHandler(deps: WebhookEventHandlerDeps) {
+export function eventHandler(deps: EventHandlerDeps) {
   return async (event: PlatformEvent): Promise<void> => {
     if (event.type === 'deployment.status_changed') {
       await deps.deliveries.recordStatusChange(event);

@@ -1,15 +1,15 @@
 import { TOPICS, type Logger, type PlatformEvent } from '@platform/shared';
-import type { DeploymentsService } from './deployments.service';
+import type { DeploymentsService } from '../deployments/deployments.service';
 
-/** What the cleanup consumer reads (compose.ts starts it). */
-export const CLEANUP_TOPICS = [TOPICS.projectDeleted, TOPICS.serviceDeleted];
+/** What the service's consumer reads (compose.ts starts it with eventHandler). */
+export const CONSUMED_TOPICS = [TOPICS.projectDeleted, TOPICS.serviceDeleted];
 
 /**
  * A deleted project or service takes its deployments with it. Reads are already 404 (the
  * ownership check); this removes the documents, and a pipeline still running one of them stops
  * at its next heartbeat when the document is gone.
  */
-export function removeDeletedDeployments(service: DeploymentsService, logger: Logger) {
+export function eventHandler(service: DeploymentsService, logger: Logger) {
   const log = logger.child({ component: 'cleanup' });
   return async (event: PlatformEvent): Promise<void> => {
     if (event.type === 'project.deleted') {

@@ -1,13 +1,5 @@
-import type { Kafka } from 'kafkajs';
-import type { Connection, Types } from 'mongoose';
-import {
-  parseObjectId,
-  startEventConsumer,
-  TOPICS,
-  type EventConsumer,
-  type Logger,
-  type PlatformEvent,
-} from '@platform/shared';
+import type { Types } from 'mongoose';
+import { parseObjectId, TOPICS, type Logger, type PlatformEvent } from '@platform/shared';
 import type { ProjectsRepository } from '../projects/projects.repository';
 import type { ServicesRepository } from '../services/services.repository';
 
@@ -19,16 +11,20 @@ function objectIdOrNull(id: string): Types.ObjectId | null {
   }
 }
 
+/** What the service's consumer reads (compose.ts starts it with eventHandler). */
+export const CONSUMED_TOPICS = [TOPICS.projectDeleted, TOPICS.serviceDeleted];
+
 /**
  * The second half of a DELETE: the route marked the document deleted (every read is 404 from
  * then on); this removes the documents for good. Idempotent: deleting what is gone is a no-op.
  */
-export function createDeletionHandler(deps: {
+export function eventHandler(deps: {
   projects: ProjectsRepository;
   services: ServicesRepository;
   logger: Logger;
 }) {
-  const { projects, services, logger } = deps;
+  const { projects, services } = deps;
+  const logger = deps.logger.child({ component: 'deletion' });
   return async (event: PlatformEvent): Promise<void> => {
     if (event.type === 'project.deleted') {
       const projectId = objectIdOrNull(event.projectId);
@@ -48,35 +44,4 @@ export function createDeletionHandler(deps: {
       logger.info({ serviceId: event.serviceId }, 'deleted service removed');
     }
   };
-}
-
-export interface DeletionConsumerOptions {
-  kafka: Kafka;
-  groupId: string;
-  connection: Connection;
-  projects: ProjectsRepository;
-  services: ServicesRepository;
-  logger: Logger;
-  /** Default true: a new group handles every deletion still on the topics. */
-  fromBeginning?: boolean;
-}
-
-export async function startDeletionConsumer(
-  options: DeletionConsumerOptions,
-): Promise<EventConsumer> {
-  const logger = options.logger.child({ component: 'deletion' });
-  // startEventConsumer also prunes the handled event ids now and then.
-  return startEventConsumer({
-    kafka: options.kafka,
-    groupId: options.groupId,
-    topics: [TOPICS.projectDeleted, TOPICS.serviceDeleted],
-    logger,
-    connection: options.connection,
-    fromBeginning: options.fromBeginning,
-    handle: createDeletionHandler({
-      projects: options.projects,
-      services: options.services,
-      logger,
-    }),
-  });
 }
