@@ -3,7 +3,15 @@ import type { Kafka } from 'kafkajs';
 import type { Connection, Model } from 'mongoose';
 import type { z } from 'zod';
 import { loadConfig } from './config';
-import { createKafka, createProducer, ensureTopics } from './kafka';
+import {
+  closeKafka,
+  createKafka,
+  createProducer,
+  ensureTopics,
+  startEventConsumer,
+  type EventConsumer,
+  type EventConsumerOptions,
+} from './kafka';
 import { closeHttpServer, Lifecycle } from './lifecycle';
 import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';
@@ -91,13 +99,17 @@ export async function openDatabase<M extends Record<string, AnyModel>>(
   return { connection, models };
 }
 
-/** The Kafka client of the service `clientId`, with the platform's topics created if missing. */
+/**
+ * The Kafka client of the service `clientId`, with the platform's topics created if missing. Its
+ * closer (closeKafka) runs after those of its producers and consumers, registered later.
+ */
 export async function openKafka(
   config: { KAFKA_BROKERS: string[] },
-  { logger }: Runtime,
+  { logger, lifecycle }: Runtime,
   clientId: string,
 ): Promise<Kafka> {
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId, logger });
+  lifecycle.onShutdown('kafka client', () => closeKafka(kafka, logger));
   await ensureTopics(kafka);
   return kafka;
 }
@@ -112,4 +124,23 @@ export function startOutboxRelay(
   relay.start();
   lifecycle.onShutdown('outbox relay', () => relay.stop());
   return relay;
+}
+
+/**
+ * Starts the service's event consumer in its group (consumerEnv: KAFKA_GROUP_ID,
+ * KAFKA_FROM_BEGINNING), handled event ids kept in its database, and registers its closer.
+ */
+export async function startServiceConsumer(
+  config: { KAFKA_GROUP_ID: string; KAFKA_FROM_BEGINNING: boolean },
+  { logger, lifecycle }: Runtime,
+  parts: Pick<EventConsumerOptions, 'kafka' | 'connection' | 'topics' | 'handle'>,
+): Promise<EventConsumer> {
+  const consumer = await startEventConsumer({
+    ...parts,
+    groupId: config.KAFKA_GROUP_ID,
+    fromBeginning: config.KAFKA_FROM_BEGINNING,
+    logger,
+  });
+  lifecycle.onShutdown('event consumer', () => consumer.stop());
+  return consumer;
 }

@@ -1,6 +1,8 @@
 import type { Connection } from 'mongoose';
 import type { Kafka, Producer } from 'kafkajs';
+import { pino } from 'pino';
 import {
+  closeKafka,
   createKafka,
   createProducer,
   ensureTopics,
@@ -118,5 +120,53 @@ describe('Kafka through kafkajs (real broker)', () => {
     expect(await processed.has(projectDeleted('p5').eventId)).toBe(false);
     await processed.prune(new Date(Date.now() + 1000));
     expect(await processed.has(event.eventId)).toBe(false);
+  });
+
+  describe('closeKafka', () => {
+    /** A client of its own and the warnings its closer logs. */
+    function client() {
+      const warnings: { connections: number }[] = [];
+      const logger = pino(
+        { level: 'warn' },
+        { write: (line: string) => warnings.push(JSON.parse(line)) },
+      );
+      return {
+        kafka: createKafka({
+          brokers: testInfraUrls().kafkaBrokers,
+          clientId: 'close-test',
+          logger,
+        }),
+        logger,
+        warnings,
+      };
+    }
+
+    it('finds nothing to close after its users disconnected', async () => {
+      const { kafka, logger, warnings } = client();
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.listTopics();
+      await admin.disconnect();
+
+      closeKafka(kafka, logger);
+
+      expect(warnings).toEqual([]);
+    });
+
+    it('closes, and says so, a connection its user never closed', async () => {
+      const { kafka, logger, warnings } = client();
+      const abandoned = kafka.admin();
+      await abandoned.connect();
+      await abandoned.listTopics();
+
+      closeKafka(kafka, logger);
+      closeKafka(kafka, logger);
+
+      // The first call closed it; the second found nothing left.
+      expect(warnings).toEqual([
+        expect.objectContaining({ connections: 1, msg: 'closing Kafka connections left open' }),
+      ]);
+      await abandoned.disconnect().catch(() => undefined);
+    });
   });
 });

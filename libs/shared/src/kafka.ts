@@ -1,7 +1,10 @@
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import {
   Kafka,
   Partitioners,
   logLevel,
+  type ISocketFactory,
   type Consumer,
   type Producer,
   type LogEntry,
@@ -24,12 +27,52 @@ const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/** The connections each client has opened and not yet seen closed. */
+const openSockets = new WeakMap<Kafka, Set<Socket>>();
+
+/**
+ * kafkajs's own socket factory, plus a record of the client's open sockets (closeKafka). Plain
+ * TCP, or TLS when the client is configured for it, with keep-alive as kafkajs sets it.
+ */
+function trackingSocketFactory(sockets: Set<Socket>): ISocketFactory {
+  return ({ host, port, ssl, onConnect }) => {
+    const socket = ssl
+      ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
+      : netConnect({ host, port }, onConnect);
+    socket.setKeepAlive(true, 60_000);
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    return socket;
+  };
+}
+
+/**
+ * Closes what a client's producers, consumers and admins left open after they disconnected, and
+ * says how much. kafkajs can leave one behind: a consumer's batch still running when it
+ * disconnects sends its heartbeat afterwards on a fresh connection (seen after a broker outage;
+ * tulios/kafkajs#1147, #1639). Register it before the client's users, so it runs after them.
+ */
+export function closeKafka(kafka: Kafka, logger: Logger): void {
+  // A disconnected connection has ended its side (and unref'd it): it closes on its own.
+  const left = [...(openSockets.get(kafka) ?? [])].filter(
+    (socket) => !socket.writableEnded && !socket.destroyed,
+  );
+  if (left.length > 0) {
+    logger.warn({ connections: left.length }, 'closing Kafka connections left open');
+  }
+  // With an error, so kafkajs's connection sees it, fails what waited on it and stops its timers.
+  const closed = new Error('closed at shutdown: left open after its client disconnected');
+  for (const socket of left) socket.destroy(closed);
+}
+
 /** A kafkajs client whose logs go through pino, one level down: kafkajs is chatty. */
 export function createKafka(options: KafkaOptions): Kafka {
   const log = options.logger.child({ component: 'kafka' });
-  return new Kafka({
+  const sockets = new Set<Socket>();
+  const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
+    socketFactory: trackingSocketFactory(sockets),
     connectionTimeout: 3_000,
     retry: { initialRetryTime: 300, retries: 8 },
     logLevel: logLevel.WARN,
@@ -40,6 +83,8 @@ export function createKafka(options: KafkaOptions): Kafka {
         log[PINO_LEVEL[level] ?? 'info']({ ...rest, namespace: undefined }, message);
       },
   });
+  openSockets.set(kafka, sockets);
+  return kafka;
 }
 
 /**
@@ -156,9 +201,13 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
   const processed = mongoProcessedEvents(options.connection, options.groupId);
   await processed.ensureIndexes();
+  let stopping = false;
   const consumer = options.kafka.consumer({
     groupId: options.groupId,
     allowAutoTopicCreation: false,
+    // After a crash (the broker gone a while) kafkajs restarts the consumer on a timer, unless
+    // it is being stopped: a restart racing stop() would reconnect after the disconnect.
+    retry: { retries: 5, restartOnFailure: async () => !stopping },
     // Fetches still return as soon as a message arrives; this bounds how long an idle one waits.
     maxWaitTimeInMs: 1_000,
     // A crashed member's partitions move on after this, not kafkajs's default 30 s.
@@ -197,6 +246,7 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   return {
     consumer,
     stop: async () => {
+      stopping = true;
       await housekeeping.stop();
       await consumer.disconnect();
     },

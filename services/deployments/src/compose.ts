@@ -3,7 +3,7 @@ import {
   requireOwnership,
   openDatabase,
   openKafka,
-  startEventConsumer,
+  startServiceConsumer,
   startOutboxRelay,
   writeWithoutRelay,
   type OutboxWriter,
@@ -57,16 +57,12 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     onDeploymentCreated: () => worker?.wake(),
   });
 
-  const consumer = await startEventConsumer({
+  await startServiceConsumer(config, runtime, {
     kafka,
-    groupId: config.KAFKA_GROUP_ID,
-    topics: CONSUMED_TOPICS,
-    logger,
     connection,
+    topics: CONSUMED_TOPICS,
     handle: eventHandler(service, logger),
-    fromBeginning: config.KAFKA_FROM_BEGINNING,
   });
-  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const scheduler = new Scheduler(logger);
   scheduler.every({

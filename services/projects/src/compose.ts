@@ -1,7 +1,7 @@
 import {
   openDatabase,
   openKafka,
-  startEventConsumer,
+  startServiceConsumer,
   startOutboxRelay,
   type Runtime,
 } from '@platform/shared';
@@ -20,7 +20,7 @@ import { ServicesService } from './services/services.service';
  * builds the HTTP app on them. Nothing here needs a seam: tests change only the configuration.
  */
 export async function compose(config: Config, runtime: Runtime) {
-  const { logger, lifecycle } = runtime;
+  const { logger } = runtime;
   const { connection, models } = await openDatabase(config, runtime, createModels);
 
   const kafka = await openKafka(config, runtime, 'projects');
@@ -28,16 +28,12 @@ export async function compose(config: Config, runtime: Runtime) {
 
   const projectsRepository = new ProjectsRepository(models.projects, relay);
   const servicesRepository = new ServicesRepository(models.services, relay);
-  const consumer = await startEventConsumer({
+  await startServiceConsumer(config, runtime, {
     kafka,
-    groupId: config.KAFKA_GROUP_ID,
-    topics: CONSUMED_TOPICS,
-    logger,
     connection,
+    topics: CONSUMED_TOPICS,
     handle: eventHandler({ projects: projectsRepository, services: servicesRepository, logger }),
-    fromBeginning: config.KAFKA_FROM_BEGINNING,
   });
-  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const app = createApp({
     logger,

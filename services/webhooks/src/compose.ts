@@ -3,7 +3,7 @@ import {
   requireOwnership,
   openDatabase,
   openKafka,
-  startEventConsumer,
+  startServiceConsumer,
   type Runtime,
 } from '@platform/shared';
 import { createApp } from './app';
@@ -79,16 +79,12 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   });
 
   const kafka = await openKafka(config, runtime, 'webhooks');
-  const consumer = await startEventConsumer({
+  await startServiceConsumer(config, runtime, {
     kafka,
-    groupId: config.KAFKA_GROUP_ID,
-    topics: CONSUMED_TOPICS,
-    logger,
     connection,
-    fromBeginning: config.KAFKA_FROM_BEGINNING,
+    topics: CONSUMED_TOPICS,
     handle: eventHandler({ deliveries, webhooks, logger }),
   });
-  lifecycle.onShutdown('event consumer', () => consumer.stop());
 
   const app = createApp({
     logger,
