@@ -11,6 +11,7 @@ export * from './lifecycle';
 export * from './boot';
 export * from './scheduler';
 export * from './durations';
+export * from './secrets';
 export * from './internal-client';
 export * from './http/validation';
 export * from './http/error-handler';
