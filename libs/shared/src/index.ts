@@ -12,6 +12,7 @@ export * from './boot';
 export * from './scheduler';
 export * from './durations';
 export * from './secrets';
+export * from './net/address-policy';
 export * from './internal-client';
 export * from './http/validation';
 export * from './http/error-handler';

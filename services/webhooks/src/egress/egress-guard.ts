@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { classifyAddress, type AddressClass } from './address-policy';
+import { classifyAddress, type AddressClass } from '@platform/shared';
 
 export interface ResolvedAddress {
   address: string;

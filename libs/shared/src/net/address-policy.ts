@@ -1,8 +1,9 @@
 import { isIP } from 'node:net';
 
 /**
- * What kind of destination an IP address is. Only `public` addresses may be dialled by webhook
- * deliveries (unless WEBHOOK_ALLOW_PRIVATE=true): everything else reaches into our own network.
+ * What kind of destination an IP address is. Only `public` addresses may be dialled on a tenant's
+ * behalf (webhook deliveries unless WEBHOOK_ALLOW_PRIVATE=true, service repositories unless
+ * SOURCE_ALLOW_LOCAL=true): everything else reaches into our own network.
  */
 export type AddressClass =
   | 'public'
