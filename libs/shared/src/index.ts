@@ -13,6 +13,7 @@ export * from './scheduler';
 export * from './durations';
 export * from './secrets';
 export * from './net/address-policy';
+export * from './net/host-policy';
 export * from './internal-client';
 export * from './http/validation';
 export * from './http/error-handler';
