@@ -62,6 +62,11 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
   eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
 fi
 
+# Deployments build and run tenants' code in a bubblewrap sandbox: Debian's bwrap, installed if
+# missing. Where it cannot work, the deployments service refuses to run code (see its README).
+say "checking the sandbox (bubblewrap)"
+bash scripts/infra/bubblewrap.sh || say "no working sandbox: deployments will refuse to build or run code"
+
 export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"

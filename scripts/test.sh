@@ -40,6 +40,10 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
   fi
 fi
 
+# Builds and apps run in a bubblewrap sandbox (services/deployments/src/sandbox): Debian's bwrap.
+step "checking the sandbox (bubblewrap; installed by scripts/infra/bubblewrap.sh if missing)"
+bash scripts/infra/bubblewrap.sh || step "no working sandbox: the sandbox tests will fail and say why"
+
 # The sign-in page is tested in a real headless browser: Debian's chromium.
 if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   step "installing Debian's chromium for the browser test"
