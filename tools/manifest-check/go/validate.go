@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -18,6 +19,9 @@ import (
 	"k8s.io/kubernetes/pkg/apis/autoscaling"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	autoscalingvalidation "k8s.io/kubernetes/pkg/apis/autoscaling/validation"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	batchvalidation "k8s.io/kubernetes/pkg/apis/batch/validation"
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
@@ -82,6 +86,15 @@ var validators = map[schema.GroupKind]kindValidator{
 		policy := o.(*networking.NetworkPolicy)
 		return networkingvalidation.ValidateNetworkPolicy(policy, networkingvalidation.ValidationOptionsForNetworking(policy, nil))
 	}},
+	{Group: "batch", Kind: "Job"}: {true, func(o runtime.Object) field.ErrorList {
+		job := o.(*batch.Job)
+		prepareJobForCreate(job)
+		opts := batchvalidation.JobValidationOptions{
+			PodValidationOptions:  podutil.GetValidationOptionsFromPodTemplate(&job.Spec.Template, nil),
+			RequirePrefixedLabels: true,
+		}
+		return batchvalidation.ValidateJob(job, opts)
+	}},
 	{Group: "networking.k8s.io", Kind: "Ingress"}: {true, func(o runtime.Object) field.ErrorList {
 		return networkingvalidation.ValidateIngressCreate(o.(*networking.Ingress))
 	}},
@@ -126,4 +139,37 @@ func validateObject(raw []byte) []string {
 	// ...then the kind's own validation.
 	report(validator.validate(internal))
 	return problems
+}
+
+// prepareJobForCreate does to a Job what the API server does on create before validating it:
+// a UID, and (unless the selector is manual) the generated selector and pod labels. It follows
+// generateSelector in k8s.io/kubernetes/pkg/registry/batch/job, which cannot be linked here
+// without the API server's storage (etcd) packages.
+func prepareJobForCreate(job *batch.Job) {
+	job.UID = "00000000-0000-0000-0000-000000000000"
+	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
+		return
+	}
+	if job.Spec.Template.Labels == nil {
+		job.Spec.Template.Labels = map[string]string{}
+	}
+	for _, label := range []string{batch.LegacyJobNameLabel, batch.JobNameLabel} {
+		if _, found := job.Spec.Template.Labels[label]; !found {
+			job.Spec.Template.Labels[label] = job.Name
+		}
+	}
+	for _, label := range []string{batch.LegacyControllerUidLabel, batch.ControllerUidLabel} {
+		if _, found := job.Spec.Template.Labels[label]; !found {
+			job.Spec.Template.Labels[label] = string(job.UID)
+		}
+	}
+	if job.Spec.Selector == nil {
+		job.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if job.Spec.Selector.MatchLabels == nil {
+		job.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	if _, found := job.Spec.Selector.MatchLabels[batch.ControllerUidLabel]; !found {
+		job.Spec.Selector.MatchLabels[batch.ControllerUidLabel] = string(job.UID)
+	}
 }
