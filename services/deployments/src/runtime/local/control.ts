@@ -1,0 +1,81 @@
+import { promises as fs } from 'node:fs';
+import express, { type Express } from 'express';
+import { z } from 'zod';
+import { errorHandler, notFoundHandler, validate, type Logger } from '@platform/shared';
+import type { Supervisor } from './supervisor';
+
+const id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'letters, digits, _ and - only');
+
+export const releaseSpecSchema = z
+  .object({
+    serviceId: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and - (a host label)'),
+    releaseId: id,
+    workspace: z.string().startsWith('/', 'must be an absolute path'),
+    rootDirectory: z
+      .string()
+      .refine((dir) => !dir.startsWith('/') && !dir.split('/').includes('..'), 'a relative path')
+      .optional(),
+    command: z.string().min(1).max(1000),
+    env: z.record(z.string()),
+    healthCheckPath: z.string().startsWith('/'),
+    healthTimeoutMs: z.number().int().positive(),
+  })
+  .strict();
+
+const logQuery = z.object({ offset: z.coerce.number().int().min(0).default(0) });
+
+/** The most of a release log one read returns; read again from `nextOffset` for more. */
+const LOG_READ_BYTES = 256 * 1024;
+
+/**
+ * The supervisor's control API, served on a unix socket in RUNTIME_DIR (so only this machine's
+ * user reaches it). Used through RuntimeClient (client.ts), which documents each call.
+ */
+export function createControlApp(supervisor: Supervisor, logger: Logger): Express {
+  const app = express();
+  // Variables: up to 200 of 32 KiB each.
+  app.use(express.json({ limit: '8mb' }));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', pid: process.pid });
+  });
+  app.get('/releases', (_req, res) => {
+    res.json({ releases: supervisor.list() });
+  });
+  app.post('/releases', async (req, res) => {
+    const release = await supervisor.start(validate(releaseSpecSchema, req.body));
+    res.status(201).json(release);
+  });
+  app.get('/releases/:releaseId', (req, res) => {
+    res.json(supervisor.describe(req.params.releaseId));
+  });
+  app.post('/releases/:releaseId/promote', async (req, res) => {
+    res.json(await supervisor.promote(req.params.releaseId));
+  });
+  app.delete('/releases/:releaseId', async (req, res) => {
+    await supervisor.stopRelease(req.params.releaseId);
+    res.status(204).end();
+  });
+  app.delete('/services/:serviceId', async (req, res) => {
+    await supervisor.stopService(req.params.serviceId);
+    res.status(204).end();
+  });
+  app.get('/releases/:releaseId/log', async (req, res) => {
+    const { offset } = validate(logQuery, req.query);
+    const file = await fs.open(supervisor.logFileOf(req.params.releaseId), 'r');
+    try {
+      const buffer = Buffer.alloc(LOG_READ_BYTES);
+      const { bytesRead } = await file.read(buffer, 0, LOG_READ_BYTES, offset);
+      res.json({
+        text: buffer.subarray(0, bytesRead).toString('utf8'),
+        nextOffset: offset + bytesRead,
+      });
+    } finally {
+      await file.close();
+    }
+  });
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

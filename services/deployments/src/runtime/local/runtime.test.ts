@@ -1,0 +1,269 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { useRunning, waitFor } from '@platform/shared/testing';
+import { connectLocalRuntime, RuntimeError } from './client';
+import { isRunning, probe, startTestRuntime, testRelease, type TestRuntime } from './testing';
+
+const versionAt = async (runtime: TestRuntime, serviceId: string) => {
+  const { status, body } = await runtime.get(serviceId);
+  return {
+    status,
+    version: status === 200 ? (JSON.parse(body) as { version: string }).version : body,
+  };
+};
+
+/** Every lane saw only `versions`, in this order, each at least once overall, and no error. */
+function expectInOrder(lanes: (string | Error)[][], versions: string[]) {
+  for (const lane of lanes) {
+    expect(lane.filter((answer) => answer instanceof Error)).toEqual([]);
+    const changes = lane.filter((answer, i) => i === 0 || answer !== lane[i - 1]);
+    expect(versions.join(',')).toContain(changes.join(','));
+  }
+  const seen = new Set(lanes.flat());
+  for (const version of versions) expect(seen).toContain(version);
+}
+
+describe('the local runtime', () => {
+  const runtime = useRunning(() => startTestRuntime());
+
+  it('starts a release, waits for its health check and serves it at the service URL once promoted', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-first', 'v1');
+
+    const started = await client.start(spec);
+    expect(started).toMatchObject({ state: 'ready', live: false, releaseId: spec.releaseId });
+    expect(await runtime().get('svc-first')).toMatchObject({ status: 404 });
+
+    const { release, previous } = await client.promote(spec.releaseId);
+
+    expect(release).toMatchObject({ state: 'live', live: true });
+    expect(previous).toBeNull();
+    expect(await versionAt(runtime(), 'svc-first')).toEqual({ status: 200, version: 'v1' });
+    const { text } = await client.readLog(spec.releaseId);
+    expect(text).toMatch(/==> starting `exec node server.js` on port \d+\n/);
+    expect(text).toContain(`listening on ${started.port}`);
+    expect(text).toContain('==> healthy: GET /healthz answered');
+    expect(text).toContain('==> live: the service URL routes to this release');
+  });
+
+  it('gives the app PORT and the given environment only', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-env', 'v1', {
+      command: 'env > env.txt && exec node server.js',
+    });
+    const started = await client.start(spec);
+    const lines = readFileSync(`${spec.workspace}/env.txt`, 'utf8').trim().split('\n').sort();
+
+    expect(
+      lines.filter(
+        (line) => !line.startsWith('PWD=') && !line.startsWith('SHLVL=') && !line.startsWith('_='),
+      ),
+    ).toEqual([`PATH=${process.env.PATH}`, `PORT=${started.port}`, 'VERSION=v1'].sort());
+    await client.stopRelease(spec.releaseId);
+  });
+
+  it('replaces the live release at the same URL without a failed request, then stops the old one', async () => {
+    const { client } = runtime();
+    const first = await client.deploy(testRelease('svc-switch', 'v1'));
+    const probes = probe(runtime(), 'svc-switch');
+    await waitFor(() => versionAt(runtime(), 'svc-switch'));
+
+    const second = await client.deploy(testRelease('svc-switch', 'v2'));
+    const afterSwitch = await versionAt(runtime(), 'svc-switch');
+    const lanes = await probes.stop();
+
+    expect(second).toMatchObject({ state: 'live', live: true });
+    expect(afterSwitch).toEqual({ status: 200, version: 'v2' });
+    expectInOrder(lanes, ['v1', 'v2']);
+    expect(isRunning(first.pid!)).toBe(false);
+    expect((await client.list()).filter((r) => r.serviceId === 'svc-switch')).toEqual([
+      expect.objectContaining({ releaseId: second.releaseId, live: true }),
+    ]);
+    expect((await client.readLog(first.releaseId)).text).toContain(
+      `==> replaced by ${second.releaseId}`,
+    );
+  });
+
+  it('stops a release that never answers healthy and keeps the previous one serving throughout', async () => {
+    const { client } = runtime();
+    await client.deploy(testRelease('svc-unhealthy', 'v1'));
+    const probes = probe(runtime(), 'svc-unhealthy');
+    const spec = testRelease('svc-unhealthy', 'v2', {
+      appEnv: { UNHEALTHY: '1' },
+      healthTimeoutMs: 1_500,
+    });
+
+    const attempt = await client.deploy(spec);
+    const lanes = await probes.stop();
+
+    expect(attempt).toMatchObject({
+      state: 'failed',
+      live: false,
+      failure: 'GET /healthz did not answer 2xx or 3xx within 1500 ms (last: status 500)',
+    });
+    expect(lanes.flat().length).toBeGreaterThan(10);
+    expectInOrder(lanes, ['v1']);
+    expect(await versionAt(runtime(), 'svc-unhealthy')).toEqual({ status: 200, version: 'v1' });
+    expect(attempt.pid).toBeNull();
+    const { text } = await client.readLog(spec.releaseId);
+    const pid = Number(/==> started, pid (\d+)/.exec(text)?.[1]);
+    expect(isRunning(pid)).toBe(false);
+    expect((await client.list()).map((r) => r.releaseId)).not.toContain(spec.releaseId);
+    expect(text).toContain('==> failed: GET /healthz');
+  });
+
+  it('fails a release whose process exits before it is healthy', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-exits', 'v1', { command: 'echo "no such app" >&2; exit 7' });
+
+    const attempt = await client.start(spec);
+
+    expect(attempt).toMatchObject({
+      state: 'failed',
+      failure: 'exited before GET /healthz answered healthy',
+    });
+    const { text } = await client.readLog(spec.releaseId);
+    expect(text).toContain('no such app');
+    expect(text).toContain('==> exited with code 7');
+    await expect(client.promote(spec.releaseId)).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('restarts a live app that crashed, and its URL answers again', async () => {
+    const { client } = runtime();
+    const live = await client.deploy(testRelease('svc-crash', 'v1'));
+
+    await runtime()
+      .get('svc-crash', '/crash')
+      .catch(() => undefined);
+    const after = await waitFor(
+      async () => {
+        const info = await client.describe(live.releaseId);
+        return info.restarts === 1 && info.pid !== live.pid && info.state === 'live' ? info : null;
+      },
+      { what: 'the restart' },
+    );
+    await waitFor(async () => (await versionAt(runtime(), 'svc-crash')).status === 200);
+
+    expect(after.port).toBe(live.port);
+    const { text } = await client.readLog(live.releaseId);
+    expect(text).toMatch(
+      /==> exited with code 3\n==> restarting in 100 ms \(restart 1 of 5 within 600000 ms\)\n[\s\S]*==> started, pid \d+/,
+    );
+  });
+
+  it('rejects a release it cannot run with 400 and one started twice with 409', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-twice', 'v1');
+    await client.start(spec);
+
+    await expect(client.start(spec)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    await expect(client.start({ ...spec, releaseId: 'x', workspace: 'relative' })).rejects.toEqual(
+      expect.any(RuntimeError),
+    );
+    await expect(
+      client.start({ ...spec, releaseId: 'y', serviceId: 'Not A Host' }),
+    ).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    await client.stopRelease(spec.releaseId);
+  });
+
+  it('streams request and response bodies through the router', async () => {
+    const { client } = runtime();
+    await client.deploy(testRelease('svc-echo', 'v1'));
+    const body = 'x'.repeat(1024 * 1024);
+
+    const answer = await runtime().get('svc-echo', '/echo', { method: 'POST', body });
+
+    expect(answer).toEqual({ status: 200, body });
+  });
+
+  it('stops every release of a service: the URL answers 404 and the port is free', async () => {
+    const { client } = runtime();
+    const live = await client.deploy(testRelease('svc-stop', 'v1'));
+
+    await client.stopService('svc-stop');
+
+    const answer = await runtime().get('svc-stop');
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'NOT_FOUND',
+      message: 'No deployment of service svc-stop is live.',
+    });
+    expect(isRunning(live.pid!)).toBe(false);
+    expect((await client.list()).map((r) => r.serviceId)).not.toContain('svc-stop');
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(live.port, '127.0.0.1', resolve);
+    });
+    await new Promise((resolve) => server.close(resolve));
+  });
+});
+
+describe('an app that keeps crashing', () => {
+  const runtime = useRunning(() =>
+    startTestRuntime({ RUNTIME_RESTART_LIMIT: '2', RUNTIME_RESTART_WINDOW: '1m' }),
+  );
+
+  it('is restarted with a doubling backoff, then given up on, and its log says so', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-crashloop', 'v1', { appEnv: { CRASH_AFTER_MS: '700' } });
+    await client.deploy(spec);
+
+    const final = await waitFor(
+      async () => {
+        const info = await client.describe(spec.releaseId);
+        return info.state === 'crashed' ? info : null;
+      },
+      { what: 'the release to be given up on' },
+    );
+
+    expect(final).toMatchObject({ restarts: 2, live: true, pid: null });
+    expect(final.failure).toBe('crashed 3 times within 60000 ms: not restarted again');
+    const runtimeLines = (await client.readLog(spec.releaseId)).text
+      .split('\n')
+      .filter((line) => line.startsWith('==> ') && !line.startsWith('==> started, pid'));
+    expect(runtimeLines.slice(3)).toEqual([
+      '==> exited with code 3',
+      '==> restarting in 100 ms (restart 1 of 2 within 60000 ms)',
+      '==> exited with code 3',
+      '==> restarting in 200 ms (restart 2 of 2 within 60000 ms)',
+      '==> exited with code 3',
+      '==> gave up: crashed 3 times within 60000 ms: not restarted again',
+    ]);
+    expect((await runtime().get('svc-crashloop')).status).toBe(502);
+  });
+});
+
+describe('a supervisor outliving the deployments service', () => {
+  const runtime = useRunning(() => startTestRuntime());
+
+  it('keeps apps a client started serving after that client exits, and a new client adopts them', async () => {
+    const supervisorPid = await runtime().client.ping();
+    const spec = testRelease('svc-adopt', 'v1');
+    // A stand-in for the deployments service: its own process, a client of the same runtime.
+    const script = `
+      const { connectLocalRuntime } = require(${JSON.stringify(require.resolve('../../../dist/runtime/local/client.js'))});
+      connectLocalRuntime(${JSON.stringify({ runtimeDir: runtime().runtimeDir, routerPort: runtime().routerPort })})
+        .then((client) => client.deploy(${JSON.stringify(spec)}))
+        .then((release) => { console.log(release.state); process.exit(0); });`;
+    const service = spawn(process.execPath, ['-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let printed = '';
+    service.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    const exitCode = await new Promise((resolve) => service.once('exit', resolve));
+    expect({ exitCode, printed: printed.trim() }).toEqual({ exitCode: 0, printed: 'live' });
+
+    const adopted = await connectLocalRuntime({
+      runtimeDir: runtime().runtimeDir,
+      routerPort: runtime().routerPort,
+    });
+
+    expect(await adopted.ping()).toBe(supervisorPid);
+    expect(await adopted.list()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ releaseId: spec.releaseId, live: true })]),
+    );
+    expect(await versionAt(runtime(), 'svc-adopt')).toEqual({ status: 200, version: 'v1' });
+  });
+});

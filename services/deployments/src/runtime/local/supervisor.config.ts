@@ -1,0 +1,41 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { baseEnv, durationEnv, portEnv } from '@platform/shared';
+
+/** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
+export const defaultRuntimeDir = () =>
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'platform-dev/runtime');
+
+/** The router's port unless RUNTIME_ROUTER_PORT says otherwise (the gateway's RUNTIME_ROUTER_URL). */
+export const DEFAULT_ROUTER_PORT = 4020;
+
+/**
+ * The supervisor's environment (supervisor-main.ts). It holds no platform secret: the deployments
+ * service starts it with these variables, PATH and HOME only.
+ */
+export const supervisorConfigSchema = z
+  .object({
+    LOG_LEVEL: baseEnv.shape.LOG_LEVEL,
+    /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
+    RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
+    /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
+    RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
+    /** Delay before the first restart of a crashed app; doubled for each further one. */
+    RUNTIME_RESTART_BACKOFF: durationEnv('1s'),
+    /** The longest delay between restarts. */
+    RUNTIME_RESTART_BACKOFF_MAX: durationEnv('30s'),
+    /** Restarts allowed within RUNTIME_RESTART_WINDOW; one more crash and the app stays down. */
+    RUNTIME_RESTART_LIMIT: z.coerce.number().int().min(0).default(5),
+    RUNTIME_RESTART_WINDOW: durationEnv('10m'),
+    /** After SIGTERM, how long an app gets before SIGKILL. */
+    RUNTIME_STOP_GRACE: durationEnv('5s'),
+    /** How long a replaced release may take to answer the requests it already has. */
+    RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
+  })
+  .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT }));
+
+export type SupervisorConfig = z.infer<typeof supervisorConfigSchema>;
+
+/** The control API's unix socket in a runtime directory. */
+export const controlSocketOf = (runtimeDir: string) => path.join(runtimeDir, 'supervisor.sock');

@@ -1,0 +1,387 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { Agent, get as httpGet } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { conflict, notFound, type Logger } from '@platform/shared';
+import type { Launcher, LaunchedProcess } from './launcher';
+
+/** One release of a service to start: a kept build and how to run it. */
+export interface ReleaseSpec {
+  serviceId: string;
+  /** Unique across the supervisor's life; the deployment id at integration. */
+  releaseId: string;
+  /** The kept build, an absolute path. */
+  workspace: string;
+  /** Where the command runs, relative to `workspace` (rootDirectory); default the workspace. */
+  rootDirectory?: string;
+  /** The long-running process, run with `sh -c`; it must listen on `$PORT`. */
+  command: string;
+  /** The app's environment besides `PORT` (variables, PLATFORM_*, a minimal PATH and HOME). */
+  env: Record<string, string>;
+  /** `GET` it must answer 2xx or 3xx before the release can be promoted. */
+  healthCheckPath: string;
+  healthTimeoutMs: number;
+}
+
+/**
+ * starting: waiting for its health check. ready: healthy, not serving yet. live: the URL's
+ * release. restarting: crashed, started again after a backoff. crashed: gave up restarting.
+ * failed: never became healthy (stopped). stopped: replaced or stopped.
+ */
+export type ReleaseState =
+  'starting' | 'ready' | 'live' | 'restarting' | 'crashed' | 'failed' | 'stopped';
+
+/** What the control API says of a release (never its environment: it holds secrets). */
+export interface ReleaseInfo {
+  serviceId: string;
+  releaseId: string;
+  state: ReleaseState;
+  /** Whether the service's URL routes to it (also while it is restarting after a crash). */
+  live: boolean;
+  port: number;
+  pid: number | null;
+  restarts: number;
+  startedAt: string;
+  /** Why it failed or crashed for good. */
+  failure?: string;
+  logFile: string;
+}
+
+export interface RestartPolicy {
+  /** The first restart's delay; each further one within the window doubles it. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** Restarts allowed within `windowMs`; the next crash is the last (state `crashed`). */
+  limit: number;
+  windowMs: number;
+}
+
+export interface SupervisorOptions {
+  launcher: Launcher;
+  /** Release logs are written under `<runtimeDir>/logs/`. */
+  runtimeDir: string;
+  logger: Logger;
+  restart: RestartPolicy;
+  /** After SIGTERM, how long an app gets before SIGKILL. */
+  stopGraceMs: number;
+  /** How long a replaced release may take to finish the requests it is answering. */
+  drainTimeoutMs: number;
+}
+
+const HEALTH_POLL_MS = 100;
+const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
+
+/** A release as the supervisor holds it (the router reads its port, agent and in-flight count). */
+export class Release {
+  state: ReleaseState = 'starting';
+  process: LaunchedProcess | null = null;
+  restarts = 0;
+  restartTimes: number[] = [];
+  failure?: string;
+  stopped?: Promise<void>;
+  /** Requests the router is forwarding to it right now. */
+  inflight = 0;
+  readonly agent = new Agent({ keepAlive: true });
+  readonly startedAt = new Date();
+  private drained?: () => void;
+
+  constructor(
+    readonly spec: ReleaseSpec,
+    readonly port: number,
+    readonly logFile: string,
+    readonly log: WriteStream,
+  ) {}
+
+  get stopping() {
+    return this.state === 'stopped' || this.state === 'failed';
+  }
+
+  requestStarted() {
+    this.inflight++;
+  }
+
+  requestFinished() {
+    this.inflight--;
+    if (this.inflight === 0) this.drained?.();
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  write(line: string) {
+    this.output(`==> ${line}\n`);
+  }
+
+  /** Appends to the release's log; output arriving after its stop is dropped. */
+  output(chunk: string) {
+    if (!this.log.writableEnded) this.log.write(chunk);
+  }
+}
+
+/**
+ * The local runtime's state: every release the supervisor started, which one each service's URL
+ * routes to, the health gate, the switch, crash restarts and the release logs. Lives in the
+ * supervisor process (supervisor-main.ts), which outlives the deployments service.
+ */
+export class Supervisor {
+  private readonly releases = new Map<string, Release>();
+  private readonly liveByService = new Map<string, Release>();
+  private readonly logDir: string;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.logDir = path.join(options.runtimeDir, 'logs');
+    mkdirSync(this.logDir, { recursive: true });
+  }
+
+  /**
+   * Starts a release on a free port and waits for its health check. Resolves with its state
+   * `ready` (promote it next) or `failed` (stopped, `failure` says why, the live release
+   * untouched).
+   */
+  async start(spec: ReleaseSpec): Promise<ReleaseInfo> {
+    if (this.releases.has(spec.releaseId)) {
+      throw conflict(`Release ${spec.releaseId} was started already.`);
+    }
+    const port = await freePort();
+    const logFile = path.join(this.logDir, `${spec.releaseId}.log`);
+    const release = new Release(spec, port, logFile, createWriteStream(logFile, { flags: 'a' }));
+    this.releases.set(spec.releaseId, release);
+    release.write(`starting \`${spec.command}\` on port ${port}`);
+    try {
+      await this.launch(release);
+    } catch (err) {
+      await this.fail(release, `could not start: ${(err as Error).message}`);
+      return this.info(release);
+    }
+    const failure = await this.waitHealthy(release);
+    if (failure) await this.fail(release, failure);
+    else {
+      release.state = 'ready';
+      release.write(`healthy: GET ${spec.healthCheckPath} answered`);
+    }
+    return this.info(release);
+  }
+
+  /**
+   * Switches the service's URL to a ready release, then lets the previous live one finish its
+   * requests and stops it. Resolves once the previous release is stopped.
+   */
+  async promote(releaseId: string): Promise<{ release: ReleaseInfo; previous: string | null }> {
+    const release = this.get(releaseId);
+    const current = this.liveByService.get(release.spec.serviceId);
+    if (current === release) return { release: this.info(release), previous: null };
+    if (release.state !== 'ready') {
+      throw conflict(`Release ${releaseId} is ${release.state}: only a ready release is promoted.`);
+    }
+    this.liveByService.set(release.spec.serviceId, release);
+    release.state = 'live';
+    release.write('live: the service URL routes to this release');
+    if (current) {
+      current.write(`replaced by ${releaseId}`);
+      await this.stop(current);
+    }
+    return { release: this.info(release), previous: current?.spec.releaseId ?? null };
+  }
+
+  /** Stops one release; a live one takes its service's URL down with it. */
+  async stopRelease(releaseId: string): Promise<void> {
+    await this.stop(this.get(releaseId));
+  }
+
+  /** Stops every release of a service: its URL answers 404 and its ports are free. */
+  async stopService(serviceId: string): Promise<void> {
+    const ofService = [...this.releases.values()].filter((r) => r.spec.serviceId === serviceId);
+    await Promise.all(ofService.map((release) => this.stop(release)));
+  }
+
+  /** The releases that are not stopped, oldest first. */
+  list(): ReleaseInfo[] {
+    return [...this.releases.values()]
+      .filter((release) => release.state !== 'stopped' && release.state !== 'failed')
+      .map((release) => this.info(release));
+  }
+
+  describe(releaseId: string): ReleaseInfo {
+    return this.info(this.get(releaseId));
+  }
+
+  logFileOf(releaseId: string): string {
+    return this.get(releaseId).logFile;
+  }
+
+  /** The release the service's URL routes to, for the router. */
+  liveRelease(serviceId: string): Release | undefined {
+    return this.liveByService.get(serviceId);
+  }
+
+  /** Stops everything (the supervisor's shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.releases.values()].map((release) => this.stop(release)));
+  }
+
+  private get(releaseId: string): Release {
+    const release = this.releases.get(releaseId);
+    if (!release) throw notFound('Release');
+    return release;
+  }
+
+  private info(release: Release): ReleaseInfo {
+    return {
+      serviceId: release.spec.serviceId,
+      releaseId: release.spec.releaseId,
+      state: release.state,
+      live: this.liveByService.get(release.spec.serviceId) === release,
+      port: release.port,
+      pid: release.process?.pid ?? null,
+      restarts: release.restarts,
+      startedAt: release.startedAt.toISOString(),
+      ...(release.failure && { failure: release.failure }),
+      logFile: release.logFile,
+    };
+  }
+
+  private async launch(release: Release): Promise<void> {
+    const { spec } = release;
+    const launched = await this.options.launcher.start({
+      workspace: spec.workspace,
+      cwd: path.join(spec.workspace, spec.rootDirectory ?? ''),
+      command: spec.command,
+      env: { ...spec.env, PORT: String(release.port) },
+      onOutput: (chunk) => release.output(chunk),
+    });
+    release.process = launched;
+    release.write(`started, pid ${launched.pid}`);
+    void launched.exited.then(({ code, signal }) => {
+      if (release.process !== launched) return;
+      release.write(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+      release.process = null;
+      this.onExit(release);
+    });
+  }
+
+  /** A process that ended on its own: restart it with backoff, unless it was stopped. */
+  private onExit(release: Release) {
+    if (release.stopping || release.state === 'starting') return;
+    const { restart } = this.options;
+    const now = Date.now();
+    release.restartTimes = release.restartTimes.filter((t) => now - t < restart.windowMs);
+    if (release.restartTimes.length >= restart.limit) {
+      release.state = 'crashed';
+      release.failure = `crashed ${restart.limit + 1} times within ${restart.windowMs} ms: not restarted again`;
+      release.write(`gave up: ${release.failure}`);
+      this.options.logger.warn({ releaseId: release.spec.releaseId }, release.failure);
+      return;
+    }
+    const delay = Math.min(
+      restart.initialDelayMs * 2 ** release.restartTimes.length,
+      restart.maxDelayMs,
+    );
+    release.restartTimes.push(now);
+    release.restarts++;
+    const wasLive = release.state === 'live';
+    release.state = 'restarting';
+    release.write(
+      `restarting in ${delay} ms (restart ${release.restartTimes.length} of ${restart.limit} within ${restart.windowMs} ms)`,
+    );
+    setTimeout(() => {
+      if (release.stopping) return;
+      this.launch(release).then(
+        () => {
+          if (!release.stopping) release.state = wasLive ? 'live' : 'ready';
+        },
+        (err: Error) => {
+          release.write(`restart failed: ${err.message}`);
+          this.onExit(release);
+        },
+      );
+    }, delay);
+  }
+
+  /** Polls the health check until 2xx/3xx; returns why it failed, or undefined when healthy. */
+  private async waitHealthy(release: Release): Promise<string | undefined> {
+    const { healthCheckPath, healthTimeoutMs } = release.spec;
+    const deadline = Date.now() + healthTimeoutMs;
+    let last = 'no answer';
+    for (;;) {
+      const launched = release.process;
+      if (!launched) return `exited before GET ${healthCheckPath} answered healthy`;
+      if (release.stopping) return 'stopped before it answered healthy';
+      const status = await healthStatus(release.port, healthCheckPath);
+      if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
+      last = typeof status === 'number' ? `status ${status}` : status;
+      if (Date.now() >= deadline) {
+        return `GET ${healthCheckPath} did not answer 2xx or 3xx within ${healthTimeoutMs} ms (last: ${last})`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
+    }
+  }
+
+  private async fail(release: Release, failure: string) {
+    release.failure = failure;
+    release.write(`failed: ${failure}`);
+    await this.stop(release, 'failed');
+  }
+
+  /** Takes the release off its URL, lets its requests finish, stops it; once, however called. */
+  private stop(release: Release, finalState: 'stopped' | 'failed' = 'stopped'): Promise<void> {
+    if (!release.stopping) release.state = finalState;
+    if (this.liveByService.get(release.spec.serviceId) === release) {
+      this.liveByService.delete(release.spec.serviceId);
+    }
+    release.stopped ??= this.stopProcess(release);
+    return release.stopped;
+  }
+
+  private async stopProcess(release: Release): Promise<void> {
+    await release.drain(this.options.drainTimeoutMs);
+    const launched = release.process;
+    if (launched) {
+      const { code, signal } = await launched.stop(this.options.stopGraceMs);
+      release.process = null;
+      release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
+    }
+    release.agent.destroy();
+    await new Promise<void>((resolve) => release.log.end(resolve));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The status of one `GET path`, or why there was none. */
+function healthStatus(port: number, healthPath: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = httpGet(
+      {
+        host: '127.0.0.1',
+        port,
+        path: healthPath,
+        agent: false,
+        timeout: HEALTH_REQUEST_TIMEOUT_MS,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 'no status');
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+}

@@ -1,0 +1,187 @@
+import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, waitFor } from '@platform/shared/testing';
+import { connectLocalRuntime, type RuntimeClient } from './client';
+import type { ReleaseSpec } from './supervisor';
+
+/**
+ * A tiny app as a kept build would hold it (until the git fixture's app is used): answers
+ * `GET /` with its VERSION, `/healthz` 200 (500 with UNHEALTHY set), `/crash` by exiting 3,
+ * `POST /echo` by streaming the body back; exits 3 CRASH_AFTER_MS after start when set.
+ */
+const APP_SOURCE = `
+const http = require('node:http');
+if (process.env.CRASH_AFTER_MS) setTimeout(() => process.exit(3), Number(process.env.CRASH_AFTER_MS));
+http.createServer((req, res) => {
+  if (req.url === '/healthz') {
+    res.writeHead(process.env.UNHEALTHY ? 500 : 200).end('ok');
+  } else if (req.url === '/crash') {
+    process.exit(3);
+  } else if (req.url === '/echo') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    req.pipe(res);
+  } else {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ version: process.env.VERSION, pid: process.pid }));
+  }
+}).listen(Number(process.env.PORT), () => console.log('listening on ' + process.env.PORT));
+`;
+
+/** A fresh build directory holding the test app. */
+export function writeTestApp(): string {
+  const workspace = mkdtempSync(path.join(tmpdir(), 'rt-app-'));
+  writeFileSync(path.join(workspace, 'server.js'), APP_SOURCE);
+  return workspace;
+}
+
+let releases = 0;
+
+/** A release of the test app: `VERSION=version`, health at /healthz, 10 s to get healthy. */
+export function testRelease(
+  serviceId: string,
+  version: string,
+  overrides: Partial<ReleaseSpec> & { appEnv?: Record<string, string> } = {},
+): ReleaseSpec {
+  const { appEnv, ...spec } = overrides;
+  return {
+    serviceId,
+    releaseId: `${serviceId}-${version}-${++releases}`,
+    workspace: writeTestApp(),
+    command: `exec node server.js`,
+    env: { PATH: process.env.PATH!, VERSION: version, ...appEnv },
+    healthCheckPath: '/healthz',
+    healthTimeoutMs: 10_000,
+    ...spec,
+  };
+}
+
+export interface TestRuntime {
+  runtimeDir: string;
+  routerPort: number;
+  /** The settings the supervisor was started with (RUNTIME_*). */
+  env: Record<string, string>;
+  client: RuntimeClient;
+  /** GET (or another method) on the router with `Host: <serviceId>.localhost`. */
+  get(
+    serviceId: string,
+    urlPath?: string,
+    init?: { method?: string; body?: string },
+  ): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+export interface Answer {
+  status: number;
+  body: string;
+}
+
+/**
+ * A supervisor of its own (a real detached process started the way the deployments service
+ * starts it), in a temporary RUNTIME_DIR with a free router port. close() stops it with
+ * SIGTERM (its apps go with it), waits until it is gone and removes the directory.
+ */
+export async function startTestRuntime(env: Record<string, string> = {}): Promise<TestRuntime> {
+  const runtimeDir = mkdtempSync(path.join(tmpdir(), 'rt-'));
+  const routerPort = await freePort();
+  const settings = {
+    LOG_LEVEL: 'warn',
+    RUNTIME_STOP_GRACE: '2s',
+    RUNTIME_RESTART_BACKOFF: '100ms',
+    ...env,
+  };
+  const client = await connectLocalRuntime({ runtimeDir, routerPort, env: settings });
+  const agent = new Agent({ keepAlive: true });
+  return {
+    runtimeDir,
+    routerPort,
+    env: settings,
+    client,
+    get: (serviceId, urlPath = '/', init = {}) =>
+      routerRequest(routerPort, agent, serviceId, urlPath, init),
+    async close() {
+      agent.destroy();
+      await stopSupervisor(client);
+      rmSync(runtimeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** SIGTERM to the supervisor answering `client`, then waits until its process is gone. */
+export async function stopSupervisor(client: RuntimeClient): Promise<void> {
+  const pid = await client.ping().catch(() => null);
+  if (!pid) return;
+  process.kill(pid, 'SIGTERM');
+  await waitFor(() => !isRunning(pid), { timeoutMs: 20_000, what: `supervisor ${pid} to exit` });
+}
+
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function routerRequest(
+  port: number,
+  agent: Agent,
+  serviceId: string,
+  urlPath: string,
+  init: { method?: string; body?: string },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method: init.method ?? 'GET',
+        agent,
+        headers: { host: `${serviceId}.localhost:8080` },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/**
+ * Requests the service's URL in `lanes` loops until stop() is called; every answer or error is
+ * recorded, in order, per loop.
+ */
+export function probe(runtime: TestRuntime, serviceId: string, lanes = 4) {
+  let running = true;
+  const answers: (string | Error)[][] = [];
+  const loops = Array.from({ length: lanes }, async (_, lane) => {
+    const seen: (string | Error)[] = (answers[lane] = []);
+    while (running) {
+      try {
+        const { status, body } = await runtime.get(serviceId);
+        seen.push(
+          status === 200
+            ? (JSON.parse(body) as { version: string }).version
+            : new Error(`${status} ${body}`),
+        );
+      } catch (err) {
+        seen.push(err as Error);
+      }
+    }
+  });
+  return {
+    /** Stops probing; resolves with every lane's answers (versions, or errors). */
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
