@@ -51,11 +51,10 @@ describe('the Kubernetes runner objects', () => {
   });
 
   it('quotes values for the shell that sources them in the build', () => {
-    const secret = byKind(buildObjects(settings, spec()), 'Secret') as {
-      stringData: { env: string };
+    const { env } = byKind(buildObjects(settings, spec()), 'Secret').stringData as { env: string };
     };
-    expect(secret.stringData.env).toContain(`GREETING='it'\\''s me'\n`);
-    expect(secret.stringData.env).toContain(`PLATFORM_COMMIT_HASH='${spec().commitHash}'\n`);
+    expect(env).toContain(`GREETING='it'\\''s me'\n`);
+    expect(env).toContain(`PLATFORM_COMMIT_HASH='${spec().commitHash}'\n`);
   });
 
   it('writes tenant commands into the Dockerfile as JSON strings, in the root directory', () => {
