@@ -52,7 +52,6 @@ describe('the Kubernetes runner objects', () => {
 
   it('quotes values for the shell that sources them in the build', () => {
     const { env } = byKind(buildObjects(settings, spec()), 'Secret').stringData as { env: string };
-    };
     expect(env).toContain(`GREETING='it'\\''s me'\n`);
     expect(env).toContain(`PLATFORM_COMMIT_HASH='${spec().commitHash}'\n`);
   });
