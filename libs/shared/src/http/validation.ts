@@ -24,3 +24,25 @@ export function validate<S extends z.ZodTypeAny>(schema: S, value: unknown): z.i
   if (!result.success) throw validationError(issuesToDetails(result.error));
   return result.data;
 }
+
+// Unicode's control characters (Cc): invisible in every interface, NUL among them, which no
+// process can take in an argument or an environment variable.
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+const CONTROL_CHARACTERS_BUT_LINE_BREAKS = /[^\P{Cc}\n\t]/u;
+
+/** A one-line text field (names): no control character at all (contracts.md, Trust). */
+export const plainText = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters');
+
+/** A free text field (descriptions, commit messages): control characters but newline and tab refused. */
+export const multilineText = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine(
+      (text) => !CONTROL_CHARACTERS_BUT_LINE_BREAKS.test(text),
+      'must not contain control characters other than newline and tab',
+    );

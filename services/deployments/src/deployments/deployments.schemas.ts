@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEPLOYMENT_STATUSES, listQuery } from '@platform/shared';
+import { DEPLOYMENT_STATUSES, listQuery, multilineText } from '@platform/shared';
 import type { Deployment, DeploymentWithLogs } from './deployments.repository';
 
 /** `?status=FAILED,CANCELLED`: only deployments in one of these statuses (contracts.md). */
@@ -17,7 +17,7 @@ export const triggerBody = z
       .string()
       .regex(/^[0-9a-fA-F]{7,64}$/, 'must be 7 to 64 hexadecimal characters')
       .transform((hash) => hash.toLowerCase()),
-    commitMessage: z.string().max(1000, 'must be at most 1000 characters').default(''),
+    commitMessage: multilineText(1000).default(''),
   })
   .strict();
 export type TriggerInput = z.infer<typeof triggerBody>;

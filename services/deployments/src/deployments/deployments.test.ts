@@ -154,6 +154,16 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
       { commitHash: 'abcdef1', commitMessage: 'm'.repeat(1001) },
       'commitMessage',
     ],
+    [
+      'a message with a NUL character',
+      { commitHash: 'abcdef1', commitMessage: 'fix\u0000it' },
+      'commitMessage',
+    ],
+    [
+      'a message with a terminal escape',
+      { commitHash: 'abcdef1', commitMessage: 'fix \u001b[2J' },
+      'commitMessage',
+    ],
     ['an unknown field', { commitHash: 'abcdef1', branch: 'main' }, 'branch'],
     ['an operator object', { commitHash: { $gt: '' } }, 'commitHash'],
   ])('answers 400 VALIDATION_ERROR for %s and creates nothing', async (_case, body, path) => {
