@@ -12,6 +12,7 @@ import {
   requireJsonBody,
   type Logger,
 } from '@platform/shared';
+import { appsProxy } from './apps/apps.proxy';
 import type { Config } from './config';
 import { devIdpProxy } from './dev/dev-idp.proxy';
 import { loginRouter, logoutRouter } from './login/login.routes';
@@ -27,17 +28,27 @@ export interface AppDeps {
   logger: Logger;
   /** Keep-alive agent for the upstream services (destroyed at shutdown by its owner). */
   upstreamAgent: Agent;
+  /** Keep-alive agent for the runtime's router, in front of the tenant apps. */
+  appsAgent: Agent;
   /** Where the OpenAPI document is read from (services/gateway/openapi.json). */
   openApiFile: string;
 }
 
 /**
- * The gateway: the only process that reads sessions. In order: logs, metrics, security headers,
+ * The gateway: the only process that reads sessions. In order: logs; a tenant app's host
+ * (`<serviceId>.localhost`) to the runtime's router and nothing else; metrics, security headers,
  * health; dev-idp in development; then for /api the Origin check, the public OpenAPI document,
  * the session, the per-IP and per-session limits, the login callback, and behind a required
  * session: its renewal, logout, JSON bodies and the proxy to the services.
  */
-export function createApp({ config, redis, logger, upstreamAgent, openApiFile }: AppDeps): Express {
+export function createApp({
+  config,
+  redis,
+  logger,
+  upstreamAgent,
+  appsAgent,
+  openApiFile,
+}: AppDeps): Express {
   const metrics = createMetrics('gateway');
   const keys = {
     sessions: `${config.REDIS_PREFIX}sess:`,
@@ -51,6 +62,16 @@ export function createApp({ config, redis, logger, upstreamAgent, openApiFile }:
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY_HOPS || false);
   app.use(httpLogger(logger, { successLevel: 'debug' }));
+  // Before the platform's own handling: an app's paths, headers and bodies are its own.
+  app.use(
+    appsProxy({
+      hostSuffix: config.APPS_HOST_SUFFIX,
+      routerUrl: config.RUNTIME_ROUTER_URL,
+      agent: appsAgent,
+      timeoutMs: config.APPS_IDLE_TIMEOUT,
+      logger,
+    }),
+  );
   app.use(metrics.middleware);
   app.use(helmet());
   app.use(healthRouter({ redis: () => redis.ping() }));

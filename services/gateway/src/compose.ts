@@ -15,8 +15,8 @@ export interface Seams {
 }
 
 /**
- * The gateway's composition root, for main.ts and the tests alike: Redis, the keep-alive agent
- * to the services, and the app.
+ * The gateway's composition root, for main.ts and the tests alike: Redis, the keep-alive agents
+ * to the services and to the apps' router, and the app.
  */
 export async function compose(config: Config, { logger, lifecycle }: Runtime, seams: Seams = {}) {
   const redis = createRedis(config.REDIS_URL, logger);
@@ -26,6 +26,8 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
 
   const upstreamAgent = new Agent({ keepAlive: true });
   lifecycle.onShutdown('upstream agent', () => upstreamAgent.destroy());
+  const appsAgent = new Agent({ keepAlive: true });
+  lifecycle.onShutdown('apps agent', () => appsAgent.destroy());
 
   if (config.DEV_IDP_URL) logger.info({ devIdp: config.DEV_IDP_URL }, 'dev-idp served at /dev/');
   const app = createApp({
@@ -33,6 +35,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     redis,
     logger,
     upstreamAgent,
+    appsAgent,
     openApiFile: seams.openApiFile ?? join(__dirname, '..', 'openapi.json'),
   });
   return { app, redis };

@@ -32,6 +32,9 @@ describe('gateway config', () => {
       UPSTREAM_TIMEOUT_MS: 30_000,
       UPSTREAM_CONCURRENCY: 128,
       DEV_IDP_URL: undefined,
+      APPS_HOST_SUFFIX: '.localhost',
+      RUNTIME_ROUTER_URL: 'http://127.0.0.1:4020',
+      APPS_IDLE_TIMEOUT: 5 * MINUTE_MS,
     });
   });
 
@@ -73,6 +76,17 @@ describe('gateway config', () => {
       { NODE_ENV: 'production', DEV_IDP_URL: 'http://dev-idp:4010' },
       { COOKIE_SECURE: true, DEV_IDP_URL: undefined },
     ],
+    [
+      'the apps host suffix, lower-cased',
+      { APPS_HOST_SUFFIX: '.Apps.Example.com' },
+      { APPS_HOST_SUFFIX: '.apps.example.com' },
+    ],
+    [
+      'the runtime router URL',
+      { RUNTIME_ROUTER_URL: 'http://deployments:4020' },
+      { RUNTIME_ROUTER_URL: 'http://deployments:4020' },
+    ],
+    ['the apps idle timeout', { APPS_IDLE_TIMEOUT: '30s' }, { APPS_IDLE_TIMEOUT: 30_000 }],
   ])('reads %s', (_case, env, expected) => {
     expect(parse(env)).toMatchObject(expected);
   });
@@ -86,6 +100,9 @@ describe('gateway config', () => {
     ['a bad renewal interval', { SESSION_RENEW_AFTER: 'often' }, /SESSION_RENEW_AFTER/],
     ['a negative renewal interval', { SESSION_RENEW_AFTER: '-1m' }, /SESSION_RENEW_AFTER/],
     ['a renewal interval over a day', { SESSION_RENEW_AFTER: '2d' }, /SESSION_RENEW_AFTER/],
+    ['an apps host suffix without its dot', { APPS_HOST_SUFFIX: 'localhost' }, /APPS_HOST_SUFFIX/],
+    ['a router URL that is not http://', { RUNTIME_ROUTER_URL: 'https://x' }, /RUNTIME_ROUTER_URL/],
+    ['an apps idle timeout without a unit', { APPS_IDLE_TIMEOUT: '30' }, /APPS_IDLE_TIMEOUT/],
   ])('refuses %s', (_case, env, message) => {
     expect(() => parse(env)).toThrow(message);
   });

@@ -42,6 +42,20 @@ export const configSchema = baseEnv
     PROJECTS_URL: serviceUrl,
     DEPLOYMENTS_URL: serviceUrl,
     WEBHOOKS_URL: serviceUrl,
+    /**
+     * Requests whose Host (port aside) is `<serviceId>` followed by this suffix are a tenant
+     * app's: forwarded to RUNTIME_ROUTER_URL before anything else. `.localhost` names resolve
+     * to this machine in browsers: `http://<serviceId>.localhost:8080`.
+     */
+    APPS_HOST_SUFFIX: z
+      .string()
+      .regex(/^\.[a-z0-9.-]+$/i, 'must start with a dot: .localhost, .apps.example.com')
+      .transform((suffix) => suffix.toLowerCase())
+      .default('.localhost'),
+    /** The router of the deployments' runtime (its RUNTIME_ROUTER_PORT): apps are behind it. */
+    RUNTIME_ROUTER_URL: serviceUrl.default('http://127.0.0.1:4020'),
+    /** An app's answer may pause this long (a stream, a slow page) before the gateway cuts it. */
+    APPS_IDLE_TIMEOUT: durationEnv('5m'),
     /** dev-idp, proxied at /dev/ when NODE_ENV is not production. */
     DEV_IDP_URL: serviceUrl.optional(),
     /** Requests per minute per session. */
