@@ -43,6 +43,36 @@ describe('rate limits', () => {
       expect(reached).toBe(3);
     });
 
+    it('tells every answer the limit that applies, counting down, the refusal included', async () => {
+      const { cookie } = await gateway().logIn();
+      const answers = [];
+      for (let i = 0; i < 4; i++)
+        answers.push(await gateway().request('/api/projects', { cookie }));
+      const anonymous = await gateway().request('/api/projects');
+
+      const fields = (r: { status: number; headers: Headers }) => [
+        r.status,
+        r.headers.get('ratelimit-limit'),
+        r.headers.get('ratelimit-remaining'),
+      ];
+      expect(answers.map(fields)).toEqual([
+        [200, '3', '2'],
+        [200, '3', '1'],
+        [200, '3', '0'],
+        [429, '3', '0'],
+      ]);
+      for (const answer of answers) {
+        const reset = Number(answer.headers.get('ratelimit-reset'));
+        expect(reset).toBeGreaterThanOrEqual(1);
+        expect(reset).toBeLessThanOrEqual(60);
+      }
+      expect(answers[3]!.headers.get('retry-after')).toBe(
+        answers[3]!.headers.get('ratelimit-reset'),
+      );
+      // Without a session only the per-IP limit applies.
+      expect(fields(anonymous)).toEqual([401, '1000', expect.stringMatching(/^\d+$/)]);
+    });
+
     it('counts in a Redis key that expires with the one-minute window', async () => {
       const { cookie } = await gateway().logIn();
       const keysBefore = await gateway().keys('rl:session:*');

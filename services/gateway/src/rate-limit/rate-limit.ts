@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { rateLimited, serviceUnavailable } from '@platform/shared';
 
@@ -46,10 +46,11 @@ export interface RateLimitRule {
 /**
  * 429 RATE_LIMITED with Retry-After once a request goes past the `limit` of any rule in its
  * window (every applicable rule counts the request, in one Redis call); 503 when Redis is down.
+ * Every answer it lets through or refuses carries the RateLimit header fields.
  */
 export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): RequestHandler {
   const redis = fixedWindowsClient(options.redis);
-  return async (req, _res, next) => {
+  return async (req, res, next) => {
     const applied = options.rules.flatMap((rule) => {
       const client = rule.keyOf(req);
       return client === undefined ? [] : [{ rule, key: `${rule.keyPrefix}${client}` }];
@@ -65,14 +66,43 @@ export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): Re
     } catch {
       throw serviceUnavailable('Sessions are unavailable: retry shortly.');
     }
+    const windows = applied.map(({ rule }, i) => ({
+      limit: rule.limit,
+      count: counts[2 * i]!,
+      resetMs: counts[2 * i + 1]!,
+    }));
+    setRateLimitHeaders(res, windows);
     // Past several limits, the client waits for the last of their windows to end.
-    let retryAfterMs = -1;
-    for (const [i, { rule }] of applied.entries()) {
-      if (counts[2 * i]! > rule.limit) retryAfterMs = Math.max(retryAfterMs, counts[2 * i + 1]!);
-    }
-    if (retryAfterMs >= 0) throw rateLimited(retryAfterMs / 1000);
+    const exceeded = windows.filter((w) => w.count > w.limit);
+    if (exceeded.length > 0) throw rateLimited(Math.max(...exceeded.map((w) => w.resetMs)) / 1000);
     next();
   };
+}
+
+interface CountedWindow {
+  limit: number;
+  count: number;
+  /** Until the window's counter expires. */
+  resetMs: number;
+}
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers, the separate-field
+ * form) of the limit that applies: the one with the fewest requests left, and of those the one
+ * that resets last (contracts.md, Rate-limit headers).
+ */
+function setRateLimitHeaders(res: Response, windows: CountedWindow[]): void {
+  const remainingOf = (w: CountedWindow) => Math.max(0, w.limit - w.count);
+  const applies = windows.reduce((a, b) =>
+    remainingOf(b) < remainingOf(a) || (remainingOf(b) === remainingOf(a) && b.resetMs > a.resetMs)
+      ? b
+      : a,
+  );
+  res.set({
+    'RateLimit-Limit': String(applies.limit),
+    'RateLimit-Remaining': String(remainingOf(applies)),
+    'RateLimit-Reset': String(Math.max(1, Math.ceil(applies.resetMs / 1000))),
+  });
 }
 
 export const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
