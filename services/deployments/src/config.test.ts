@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '@platform/shared';
 import { testEnv } from '@platform/shared/testing';
@@ -61,5 +62,26 @@ describe('deployments config', () => {
     ['PIPELINE_POLL_INTERVAL', { PIPELINE_POLL_INTERVAL: 'soon' }],
   ])('refuses a missing or bad %s', (name, env) => {
     expect(() => parse(env)).toThrow(name);
+  });
+
+  it('reads the local runtime settings, with their defaults', () => {
+    expect(parse()).toMatchObject({
+      RUNTIME_DIR: path.join(homedir(), '.cache/platform-dev/runtime'),
+      RUNTIME_ROUTER_PORT: 4020,
+      HEALTH_CHECK_TIMEOUT: 60_000,
+    });
+    expect(
+      parse({
+        RUNTIME_DIR: '/data/runtime',
+        RUNTIME_ROUTER_PORT: '5020',
+        HEALTH_CHECK_TIMEOUT: '90s',
+      }),
+    ).toMatchObject({
+      RUNTIME_DIR: '/data/runtime',
+      RUNTIME_ROUTER_PORT: 5020,
+      HEALTH_CHECK_TIMEOUT: 90_000,
+    });
+    expect(() => parse({ HEALTH_CHECK_TIMEOUT: '60' })).toThrow('HEALTH_CHECK_TIMEOUT');
+    expect(() => parse({ RUNTIME_ROUTER_PORT: '70000' })).toThrow('RUNTIME_ROUTER_PORT');
   });
 });

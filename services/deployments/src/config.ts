@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, durationEnv, serviceEnv } from '@platform/shared';
+import { booleanEnv, consumerEnv, durationEnv, portEnv, serviceEnv } from '@platform/shared';
+import { DEFAULT_ROUTER_PORT, defaultRuntimeDir } from './runtime/local/supervisor.config';
 
 const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
 const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -44,6 +45,18 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     /** The PATH the pipeline commands run with. */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),
+    /**
+     * The local runtime (src/runtime/local, README.md "Local runtime"): its supervisor's unix
+     * socket and release logs. A volume in a container, so a new container finds the logs.
+     */
+    RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
+    /** The runtime router's port: the gateway's RUNTIME_ROUTER_URL points at it. */
+    RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
+    /**
+     * How long a started app has to answer `GET healthCheckPath` with 2xx or 3xx before the
+     * deployment is FAILED (contracts.md names it HEALTH_CHECK_TIMEOUT_SECONDS, 60).
+     */
+    HEALTH_CHECK_TIMEOUT: durationEnv('60s', { min: '1s', max: '1h' }),
   })
   .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE, {
     path: ['PIPELINE_HEARTBEAT'],

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import { baseEnv, durationEnv, portEnv } from '@platform/shared';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
-export const defaultRuntimeDir = () =>
-  path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'platform-dev/runtime');
+export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
 
 /** The router's port unless RUNTIME_ROUTER_PORT says otherwise (the gateway's RUNTIME_ROUTER_URL). */
 export const DEFAULT_ROUTER_PORT = 4020;
