@@ -27,6 +27,10 @@ describe('deployments config', () => {
       PIPELINE_LEASE: 30_000,
       PIPELINE_HEARTBEAT: 300,
       PIPELINE_POLL_INTERVAL: 1_000,
+      SANDBOX: 'bubblewrap',
+      ALLOW_UNSANDBOXED: false,
+      SANDBOX_BWRAP: 'bwrap',
+      SANDBOX_UID_BASE: 100_000,
     });
     const scripts = path.resolve(__dirname, '../pipeline');
     expect(config.BUILD_COMMAND).toBe(`bash '${scripts}/build.sh'`);
@@ -44,6 +48,8 @@ describe('deployments config', () => {
     ['PIPELINE_LEASE', '2s', 2_000],
     ['PIPELINE_HEARTBEAT', '100ms', 100],
     ['PIPELINE_POLL_INTERVAL', '200ms', 200],
+    ['SANDBOX_BWRAP', '/opt/bin/bwrap', '/opt/bin/bwrap'],
+    ['SANDBOX_UID_BASE', '200000', 200_000],
   ])('reads %s=%j', (name, value, expected) => {
     expect(parse({ [name]: value })).toMatchObject({ [name]: expected });
   });
@@ -60,6 +66,9 @@ describe('deployments config', () => {
     ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '1ms' }],
     ['PIPELINE_HEARTBEAT', { PIPELINE_HEARTBEAT: '3s', PIPELINE_LEASE: '2s' }],
     ['PIPELINE_POLL_INTERVAL', { PIPELINE_POLL_INTERVAL: 'soon' }],
+    ['SANDBOX', { SANDBOX: 'docker' }],
+    ['SANDBOX_UID_BASE', { SANDBOX_UID_BASE: '0' }],
+    ['ALLOW_UNSANDBOXED', { ALLOW_UNSANDBOXED: 'maybe' }],
   ])('refuses a missing or bad %s', (name, env) => {
     expect(() => parse(env)).toThrow(name);
   });
@@ -83,5 +92,16 @@ describe('deployments config', () => {
     });
     expect(() => parse({ HEALTH_CHECK_TIMEOUT: '60' })).toThrow('HEALTH_CHECK_TIMEOUT');
     expect(() => parse({ RUNTIME_ROUTER_PORT: '70000' })).toThrow('RUNTIME_ROUTER_PORT');
+  });
+
+  it('runs code without a sandbox only when ALLOW_UNSANDBOXED=true, and never in production', () => {
+    expect(() => parse({ SANDBOX: 'none' })).toThrow('ALLOW_UNSANDBOXED=true');
+    expect(parse({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' })).toMatchObject({
+      SANDBOX: 'none',
+      ALLOW_UNSANDBOXED: true,
+    });
+    expect(() =>
+      parse({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true', NODE_ENV: 'production' }),
+    ).toThrow('NODE_ENV=production');
   });
 });

@@ -42,6 +42,27 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
     /** How often an idle worker looks for deployments (a trigger on its own replica wakes it). */
     PIPELINE_POLL_INTERVAL: durationEnv('1s', { min: '10ms', max: '1m' }),
+    /**
+     * How tenants' builds and apps are isolated (src/sandbox, README.md "The sandbox"):
+     * `bubblewrap` (bwrap namespaces plus rlimits), or `none`: plain child processes, for a
+     * development machine without a working bwrap; it needs ALLOW_UNSANDBOXED=true and is refused
+     * when NODE_ENV=production.
+     */
+    SANDBOX: z.enum(['bubblewrap', 'none']).default('bubblewrap'),
+    /** true: SANDBOX=none is allowed (development only). */
+    ALLOW_UNSANDBOXED: booleanEnv(false),
+    /** The bubblewrap program: a name looked up in PATH, or an absolute path. */
+    SANDBOX_BWRAP: z.string().min(1).default('bwrap'),
+    /**
+     * When the service runs as root, each sandboxed process runs as its own uid and gid, taken
+     * from SANDBOX_UID_BASE … SANDBOX_UID_BASE + 999 (no other user of the machine may use them).
+     */
+    SANDBOX_UID_BASE: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(2 ** 31)
+      .default(100_000),
     /** The PATH the pipeline commands run with. */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),
@@ -61,6 +82,14 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
   .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE, {
     path: ['PIPELINE_HEARTBEAT'],
     message: 'must be shorter than PIPELINE_LEASE',
+  })
+  .refine((config) => config.SANDBOX !== 'none' || config.ALLOW_UNSANDBOXED, {
+    path: ['SANDBOX'],
+    message: "'none' runs tenants' code without isolation: set ALLOW_UNSANDBOXED=true to allow it",
+  })
+  .refine((config) => config.SANDBOX !== 'none' || config.NODE_ENV !== 'production', {
+    path: ['SANDBOX'],
+    message: "'none' is refused when NODE_ENV=production",
   });
 
 export type Config = z.infer<typeof configSchema>;
