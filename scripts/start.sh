@@ -71,6 +71,8 @@ export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"
 export SESSION_SECRET="${SESSION_SECRET:-local-development-session-secret-0123456789}"
+# Seals secret variables (projects): <keyId>:<base64 of 32 bytes>; this default is a fake ("devdev…").
+export ENCRYPTION_KEY="${ENCRYPTION_KEY:-local-dev:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=}"
 export GOOGLE_CLIENT_ID="${GOOGLE_CLIENT_ID:-local-development.apps.googleusercontent.com}"
 export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 export PUBLIC_URL="${PUBLIC_URL:-http://localhost:$GATEWAY_PORT}"

@@ -143,6 +143,8 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     ...BENCH_PORTS,
     STACK_NAME: where.stackName,
     INTERNAL_SECRET: where.internalSecret,
+    // A fake key (base64 of "bench-bench-…"): projects seals secret variables with it.
+    ENCRYPTION_KEY: 'bench:YmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmU=',
     SESSION_SECRET: BENCH_SESSION_SECRET,
     // Given, so start.sh neither starts nor stops the (shared) infrastructure itself.
     MONGO_URL: urls.mongoUrl,

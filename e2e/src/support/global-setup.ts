@@ -10,7 +10,7 @@ declare global {
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const START_TIMEOUT_MS = 240_000;
 
-import { E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
+import { E2E_ENCRYPTION_KEY, E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
 
 // Fast steps so deployments finish in well under a second; a commit message containing "slow"
 // makes the build take 30 s, for the cancel test.
@@ -28,6 +28,7 @@ export default async function globalSetup(): Promise<void> {
       ...E2E_PORTS,
       STACK_NAME: 'e2e',
       INTERNAL_SECRET: E2E_INTERNAL_SECRET,
+      ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
       NODE_ENV: 'development',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
       BUILD_COMMAND,

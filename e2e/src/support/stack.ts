@@ -13,6 +13,8 @@ export const E2E_PORTS = {
 };
 
 export const E2E_INTERNAL_SECRET = 'e2e-internal-secret-0123456789-abcdefghij';
+/** The key projects seals secret variables with in e2e runs (a fake: base64 of "e2ee2e…"). */
+export const E2E_ENCRYPTION_KEY = 'e2e:ZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTI=';
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const INFRA = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
 
@@ -53,6 +55,7 @@ export async function startServiceProcess(
         MONGO_URL: infra.mongoUrl,
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         INTERNAL_SECRET: E2E_INTERNAL_SECRET,
+        ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
         // A new group that starts at the end: replaying every event the topics still hold
         // (all earlier runs') would take longer than the test.

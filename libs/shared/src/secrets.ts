@@ -16,6 +16,13 @@ export interface SecretBox {
   keyIdOf(sealed: string): string;
 }
 
+/**
+ * The context a secret variable is sealed with: projects seals it, the deployment pipeline opens
+ * it with the same context just before it enters a sandboxed process's environment.
+ */
+export const variableSecretContext = (serviceId: string, name: string) =>
+  `variable:${serviceId}:${name}`;
+
 /** What createSecretBox reads: the current key and the old keys kept for decryption only. */
 export interface SecretBoxConfig {
   ENCRYPTION_KEY: string;
@@ -23,7 +30,8 @@ export interface SecretBoxConfig {
 }
 
 const VERSION = 'v1';
-const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+// Printable, without the separators of the key (`:`) and of the list (`,`).
+const KEY_ID = /^[!-+\--9;-~]{1,64}$/;
 const KEY_FORMAT = '<keyId>:<base64 of 32 random bytes>, e.g. k1:$(openssl rand -base64 32)';
 
 interface EncryptionKey {
@@ -38,7 +46,9 @@ function parseKey(text: string): EncryptionKey {
   const id = text.slice(0, separator);
   const encoded = text.slice(separator + 1);
   if (!KEY_ID.test(id)) {
-    throw new Error(`key id "${id}" must be 1-64 letters, digits, "_" or "-" (${KEY_FORMAT})`);
+    throw new Error(
+      `key id "${id}" must be 1-64 printable characters other than ":" and "," (${KEY_FORMAT})`,
+    );
   }
   const key = Buffer.from(encoded, 'base64');
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || key.length !== 32) {

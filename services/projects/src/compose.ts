@@ -1,4 +1,5 @@
 import {
+  createSecretBox,
   openDatabase,
   openKafka,
   startServiceConsumer,
@@ -13,34 +14,58 @@ import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
 import { ServicesRepository } from './services/services.repository';
 import { ServicesService } from './services/services.service';
+import { VariablesRepository } from './variables/variables.repository';
+import { VariablesService } from './variables/variables.service';
 
 /**
  * The projects service's composition root, for main.ts (runService) and every test alike: opens
- * Mongo, the outbox relay and the deletion consumer, each registering its closer as it opens, and
+ * Mongo, the outbox relay and the event consumer, each registering its closer as it opens, and
  * builds the HTTP app on them. Nothing here needs a seam: tests change only the configuration.
  */
 export async function compose(config: Config, runtime: Runtime) {
   const { logger } = runtime;
+  const secretBox = createSecretBox(config);
   const { connection, models } = await openDatabase(config, runtime, createModels);
 
   const kafka = await openKafka(config, runtime, 'projects');
-  const relay = startOutboxRelay(kafka, Object.values(models), runtime);
+  // Projects and services carry an outbox; variables do not.
+  const relay = startOutboxRelay(kafka, [models.projects, models.services], runtime);
 
   const projectsRepository = new ProjectsRepository(models.projects, relay);
   const servicesRepository = new ServicesRepository(models.services, relay);
+  const variablesRepository = new VariablesRepository(models.variables);
   await startServiceConsumer(config, runtime, {
     kafka,
     connection,
     topics: CONSUMED_TOPICS,
-    handle: eventHandler({ projects: projectsRepository, services: servicesRepository, logger }),
+    handle: eventHandler({
+      projects: projectsRepository,
+      services: servicesRepository,
+      variables: variablesRepository,
+      appsUrlTemplate: config.APPS_URL_TEMPLATE,
+      logger,
+    }),
   });
 
+  if (config.SOURCE_ALLOW_LOCAL)
+    logger.warn('service repositories may be local (SOURCE_ALLOW_LOCAL)');
+  const services = new ServicesService({
+    projects: projectsRepository,
+    services: servicesRepository,
+    sources: { allowLocal: config.SOURCE_ALLOW_LOCAL },
+  });
   const app = createApp({
     logger,
     internalSecret: config.INTERNAL_SECRET,
     connection,
     projects: new ProjectsService({ projects: projectsRepository }),
-    services: new ServicesService({ projects: projectsRepository, services: servicesRepository }),
+    services,
+    variables: new VariablesService({
+      services,
+      servicesRepository,
+      variables: variablesRepository,
+      secretBox,
+    }),
   });
-  return { app, connection, models, kafka, relay };
+  return { app, connection, models, kafka, relay, secretBox };
 }

@@ -5,6 +5,7 @@ const required = {
   INTERNAL_SECRET: 'a-secret-that-is-at-least-32-characters-long',
   MONGO_URL: 'mongodb://127.0.0.1:27017',
   KAFKA_BROKERS: '127.0.0.1:9092, 127.0.0.1:9093',
+  ENCRYPTION_KEY: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
 };
 
 describe('the projects config', () => {
@@ -19,6 +20,9 @@ describe('the projects config', () => {
         KAFKA_FROM_BEGINNING: true,
         KAFKA_BROKERS: ['127.0.0.1:9092', '127.0.0.1:9093'],
         LOG_LEVEL: 'info',
+        ENCRYPTION_PREVIOUS_KEYS: [],
+        SOURCE_ALLOW_LOCAL: false,
+        APPS_URL_TEMPLATE: 'http://{serviceId}.localhost:8080',
       },
     ],
     [
@@ -36,6 +40,14 @@ describe('the projects config', () => {
     ['no broker is given', { KAFKA_BROKERS: ' , ' }],
     ['the port is not a number', { PORT: 'eighty' }],
     ['the consumer start is not a boolean', { KAFKA_FROM_BEGINNING: 'sometimes' }],
+    ['the encryption key is missing', { ENCRYPTION_KEY: undefined }],
+    ['the encryption key is not 32 bytes', { ENCRYPTION_KEY: 'k1:c2hvcnQ=' }],
+    ['the apps URL template has no {serviceId}', { APPS_URL_TEMPLATE: 'http://apps.localhost' }],
+    ['the apps URL template is not http(s)', { APPS_URL_TEMPLATE: 'ftp://{serviceId}.example' }],
+    [
+      'local sources are allowed in production',
+      { NODE_ENV: 'production', SOURCE_ALLOW_LOCAL: 'true' },
+    ],
   ])('refuses to start when %s', (_case, override) => {
     expect(() => parseConfig(configSchema, { ...required, ...override })).toThrow();
   });

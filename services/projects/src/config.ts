@@ -1,9 +1,34 @@
-import type { z } from 'zod';
-import { consumerEnv, serviceEnv } from '@platform/shared';
+import { z } from 'zod';
+import { booleanEnv, consumerEnv, encryptionEnv, serviceEnv } from '@platform/shared';
 
 /** The projects service's environment (docs/architecture.md, Processes). */
-export const configSchema = serviceEnv({ port: 4002, database: 'platform_projects' }).merge(
-  consumerEnv('projects'),
-);
+export const configSchema = serviceEnv({ port: 4002, database: 'platform_projects' })
+  .merge(consumerEnv('projects'))
+  .merge(encryptionEnv)
+  .extend({
+    /**
+     * Lets a service's repository be an `http://` or `file://` URL, or a host with a private
+     * address (the local stack's fixtures). Refused with NODE_ENV=production.
+     */
+    SOURCE_ALLOW_LOCAL: booleanEnv(false),
+    /**
+     * Where a service's live deployment answers: `{serviceId}` is replaced by its id. The same
+     * URL across deployments (the gateway routes `<serviceId>.localhost` to the local runtime).
+     */
+    APPS_URL_TEMPLATE: z
+      .string()
+      .default('http://{serviceId}.localhost:8080')
+      .refine(
+        (template) =>
+          template.includes('{serviceId}') &&
+          /^https?:\/\//.test(template) &&
+          URL.canParse(template.replace('{serviceId}', 'x')),
+        'must be an http(s) URL containing {serviceId}',
+      ),
+  })
+  .refine((config) => !(config.NODE_ENV === 'production' && config.SOURCE_ALLOW_LOCAL), {
+    message: 'is a development setting, refused with NODE_ENV=production',
+    path: ['SOURCE_ALLOW_LOCAL'],
+  });
 
 export type Config = z.infer<typeof configSchema>;

@@ -30,7 +30,7 @@ export function servicesRouter(services: ServicesService): Router {
   router.patch(SERVICE, async (req, res) => {
     const body = validate(updateServiceBody, req.body ?? {});
     const { projectId, serviceId } = req.params;
-    const service = await services.renameService(accountIdOf(req), projectId, serviceId, body);
+    const service = await services.updateService(accountIdOf(req), projectId, serviceId, body);
     res.json(toServiceResponse(service));
   });
 

@@ -1,21 +1,140 @@
 import { z } from 'zod';
 import type { OwnedResource } from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
+import { DEFAULT_SETTINGS, type ServiceSettings } from './services.model';
 import type { Service } from './services.repository';
 
-/** A service has nothing but its name to set, at creation and rename alike. */
-const serviceBody = z.object({ name: nameSchema }).strict();
+export const COMMAND_MAX_LENGTH = 1_000;
+const URL_MAX_LENGTH = 2_000;
+const PATH_MAX_LENGTH = 1_000;
+const BRANCH_MAX_LENGTH = 255;
 
-export const createServiceBody = serviceBody;
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+// Commands may span lines; any other control character is refused (contracts.md, Trust).
+const CONTROL_BUT_NEWLINE_AND_TAB = /[^\P{Cc}\n\t]/u;
+
+/** Schemes a repository URL may have; http and file only with SOURCE_ALLOW_LOCAL. */
+export const REPOSITORY_SCHEMES = ['https:', 'http:', 'file:'];
+
+/**
+ * A git URL: https, http or file, no credentials in it. Whether http/file and private hosts are
+ * allowed depends on the setting SOURCE_ALLOW_LOCAL: ServicesService checks that.
+ */
+const repositorySchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty: null means no repository')
+  .max(URL_MAX_LENGTH, `must be at most ${URL_MAX_LENGTH} characters`)
+  .superRefine((text, ctx) => {
+    const problem = repositoryProblem(text);
+    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+  });
+
+function repositoryProblem(text: string): string | null {
+  if (CONTROL_CHARACTERS.test(text)) return 'must not contain control characters';
+  if (!URL.canParse(text)) return 'must be an absolute URL such as https://host/owner/repo.git';
+  const url = new URL(text);
+  if (!REPOSITORY_SCHEMES.includes(url.protocol)) return 'must be an https:// URL';
+  if (url.username || url.password) {
+    return 'must not contain credentials: the repository must be readable without them';
+  }
+  if (url.protocol !== 'file:' && !url.hostname) return 'must name a host';
+  if (url.protocol === 'file:' && (url.hostname || url.pathname === '/')) {
+    return 'must be a file:///absolute/path URL';
+  }
+  return null;
+}
+
+/** A git branch name, as `git check-ref-format --branch` would take it. */
+const branchSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(BRANCH_MAX_LENGTH, `must be at most ${BRANCH_MAX_LENGTH} characters`)
+  .refine(
+    (branch) =>
+      !/[\p{Cc}\s~^:?*[\\]/u.test(branch) &&
+      !/(^[-/.]|\/\.|\.\.|\/\/|@\{|[/.]$|\.lock$|\.lock\/)/.test(branch) &&
+      branch !== '@',
+    'must be a valid git branch name',
+  );
+
+/** A relative directory inside the repository: no `..`, no leading `/`. */
+const rootDirectorySchema = z
+  .string()
+  .trim()
+  .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
+  .refine((dir) => !CONTROL_CHARACTERS.test(dir) && !dir.includes('\\'), {
+    message: 'must not contain control characters or backslashes',
+  })
+  .refine((dir) => !dir.startsWith('/'), 'must be relative to the repository (no leading /)')
+  .refine((dir) => !dir.split('/').includes('..'), 'must stay inside the repository (no ..)')
+  // `apps/web/` and `./apps/web` name `apps/web`; `.` names the repository's root.
+  .transform((dir) =>
+    dir
+      .split('/')
+      .filter((part) => part !== '' && part !== '.')
+      .join('/'),
+  );
+
+const commandSchema = z
+  .string()
+  .max(COMMAND_MAX_LENGTH, `must be at most ${COMMAND_MAX_LENGTH} characters`)
+  .refine((command) => !CONTROL_BUT_NEWLINE_AND_TAB.test(command), {
+    message: 'must not contain control characters other than newline and tab',
+  })
+  // An empty command is no command.
+  .transform((command) => (command.trim() === '' ? null : command));
+
+const healthCheckPathSchema = z
+  .string()
+  .trim()
+  .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
+  .regex(/^\/[^\s\p{Cc}#]*$/u, 'must be a path starting with / (no spaces or #)');
+
+/** `null` puts a setting with a default back to it (contracts.md: null clears). */
+const orDefault = <T extends z.ZodTypeAny>(schema: T, fallback: z.output<T>) =>
+  schema
+    .nullable()
+    .optional()
+    .transform((value: z.output<T> | null | undefined) => (value === null ? fallback : value));
+
+const settingsFields = {
+  repository: repositorySchema.nullable().optional(),
+  branch: orDefault(branchSchema, DEFAULT_SETTINGS.branch),
+  rootDirectory: orDefault(rootDirectorySchema, DEFAULT_SETTINGS.rootDirectory),
+  buildCommand: commandSchema.nullable().optional(),
+  startCommand: commandSchema.nullable().optional(),
+  healthCheckPath: orDefault(healthCheckPathSchema, DEFAULT_SETTINGS.healthCheckPath),
+};
+
+/** A new service: its name and any of its settings (`url` is read-only, so unknown here). */
+export const createServiceBody = z.object({ name: nameSchema, ...settingsFields }).strict();
 export type CreateServiceBody = z.infer<typeof createServiceBody>;
 
-export const updateServiceBody = serviceBody;
+export const updateServiceBody = z
+  .object({ name: nameSchema.optional(), ...settingsFields })
+  .strict()
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    message: 'give the name or a setting to change',
+    path: ['name'],
+  });
 export type UpdateServiceBody = z.infer<typeof updateServiceBody>;
 
-/** The Service of contracts.md, Extensions: exactly id, projectId, name and createdAt. */
+/** The settings a body changes, without the ones it leaves out. */
+export type SettingsChange = Partial<ServiceSettings>;
+
+/** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */
 export const toServiceResponse = (service: Service) => ({
   ...toNamedResponse(service),
   projectId: service.projectId,
+  repository: service.repository,
+  branch: service.branch,
+  rootDirectory: service.rootDirectory,
+  buildCommand: service.buildCommand,
+  startCommand: service.startCommand,
+  healthCheckPath: service.healthCheckPath,
+  url: service.url,
 });
 
 /** The internal endpoint's answer: what requireOwnership puts on deployments' requests. */

@@ -1,9 +1,12 @@
 import {
   newEvent,
+  nonPublicAddressOf,
   notFound,
   parseObjectId,
   TOPICS,
+  validationError,
   type ListQuery,
+  type LookupHost,
   type ServiceDeletedEvent,
 } from '@platform/shared';
 import { NamedResourceService } from '../names/named-resources.service';
@@ -15,6 +18,14 @@ import type { CreateServiceBody, UpdateServiceBody } from './services.schemas';
 /** Keeps the unpaged list of a project's services bounded, as the project quota does for projects. */
 export const SERVICES_PER_PROJECT = 1_000;
 
+/** Where a service's repository may be (the settings SOURCE_ALLOW_LOCAL). */
+export interface SourcePolicy {
+  /** http://, file:// and hosts with private addresses: the local stack's fixtures. */
+  allowLocal: boolean;
+  /** How host names are resolved; the system's unless a test says otherwise. */
+  lookupHost?: LookupHost;
+}
+
 /**
  * The services of one of the caller's projects (NamedResourceService holds what projects share).
  * Every route here sits under a project: a missing, deleted or foreign one hides its services.
@@ -23,7 +34,13 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
   private readonly projects: ProjectsRepository;
   private readonly services: ServicesRepository;
 
-  constructor(deps: { projects: ProjectsRepository; services: ServicesRepository }) {
+  private readonly sources: SourcePolicy;
+
+  constructor(deps: {
+    projects: ProjectsRepository;
+    services: ServicesRepository;
+    sources: SourcePolicy;
+  }) {
     super(deps.services, {
       what: 'Service',
       quota: SERVICES_PER_PROJECT,
@@ -32,6 +49,7 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
     });
     this.projects = deps.projects;
     this.services = deps.services;
+    this.sources = deps.sources;
   }
 
   async getService(accountId: string, projectId: string, serviceId: string): Promise<Service> {
@@ -57,6 +75,7 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
     body: CreateServiceBody,
   ): Promise<Service> {
     const owner = await this.requireProject(accountId, projectId);
+    await this.assertRepositoryAllowed(body.repository);
     const service = await this.createOwned(owner, body);
     // The project can be deleted between the check and the insert, after its cascade ran; such a
     // service would outlive it, so it is taken back.
@@ -67,13 +86,46 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
     return service;
   }
 
-  async renameService(
+  /** Renames it and/or changes its settings (null puts a setting back to its default). */
+  async updateService(
     accountId: string,
     projectId: string,
     serviceId: string,
     body: UpdateServiceBody,
   ): Promise<Service> {
-    return this.updateOwned(await this.requireProject(accountId, projectId), serviceId, body);
+    const owner = await this.requireProject(accountId, projectId);
+    await this.assertRepositoryAllowed(body.repository);
+    return this.updateOwned(owner, serviceId, body);
+  }
+
+  /** The live service of the caller's project, as its owner: 404 otherwise. */
+  async requireService(accountId: string, projectId: string, serviceId: string) {
+    const service = await this.getService(accountId, projectId, serviceId);
+    return {
+      service,
+      owner: { projectId: parseObjectId(service.projectId), accountId },
+      id: parseObjectId(service.id),
+    };
+  }
+
+  /**
+   * The part of the repository rule that depends on the settings: http:// and file:// only with
+   * SOURCE_ALLOW_LOCAL, and no host with a non-public address (the webhook rule). The fetch
+   * checks the address it dials again: DNS can change after this.
+   */
+  private async assertRepositoryAllowed(repository: string | null | undefined): Promise<void> {
+    if (!repository || this.sources.allowLocal) return;
+    const url = new URL(repository);
+    const refuse = (message: string) => validationError([{ path: 'repository', message }]);
+    if (url.protocol !== 'https:') {
+      throw refuse('must be an https:// URL (http:// and file:// are for the local stack only)');
+    }
+    const address = await nonPublicAddressOf(url.hostname, this.sources.lookupHost);
+    if (address) {
+      throw refuse(
+        `must be on a public host: ${url.hostname} is a ${address.kind} address (${address.address})`,
+      );
+    }
   }
 
   async deleteService(accountId: string, projectId: string, serviceId: string): Promise<void> {

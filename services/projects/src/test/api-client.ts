@@ -14,6 +14,7 @@ export function apiClient(baseUrl: string, accountId = uniqueName('account')) {
     get: (path: string) => send('GET', path),
     post: (path: string, body?: unknown) => send('POST', path, body),
     patch: (path: string, body?: unknown) => send('PATCH', path, body),
+    put: (path: string, body?: unknown) => send('PUT', path, body),
     delete: (path: string) => send('DELETE', path),
   };
 }
@@ -27,11 +28,21 @@ export interface ProjectBody {
   createdAt: string;
 }
 
-export interface ServiceBody {
+export interface ServiceSettingsBody {
+  repository: string | null;
+  branch: string;
+  rootDirectory: string;
+  buildCommand: string | null;
+  startCommand: string | null;
+  healthCheckPath: string;
+}
+
+export interface ServiceBody extends ServiceSettingsBody {
   id: string;
   projectId: string;
   name: string;
   createdAt: string;
+  url: string | null;
 }
 
 /** Creates a project through the API; fails the test if that does not work. */
@@ -52,7 +63,7 @@ export async function buildProject(
 export async function buildService(
   client: ApiClient,
   projectId: string,
-  overrides: { name?: string } = {},
+  overrides: { name?: string } & Partial<ServiceSettingsBody> = {},
 ): Promise<ServiceBody> {
   const response = await client.post(`/api/projects/${projectId}/services`, {
     name: uniqueName('service'),

@@ -23,7 +23,7 @@ export interface NamedBody {
   id: string;
   name: string;
   createdAt: string;
-  [field: string]: string;
+  [field: string]: string | null;
 }
 
 /** Where a test creates projects or services of its own: one owner's list. */
@@ -55,7 +55,7 @@ export interface Feature {
   /** Exactly the fields of one, sorted. */
   fields: string[];
   /** An item of the list, from the whole of one. */
-  listItem(body: NamedBody): Record<string, string>;
+  listItem(body: NamedBody): Record<string, string | null>;
   /** Exactly the fields of a list item, sorted. */
   listFields: string[];
   /** What can be set besides the name, as a sample. */
@@ -122,16 +122,31 @@ export const PROJECTS: Feature = {
   parseDeletedEvent: (payload) => projectDeletedEvent.parse(payload),
 };
 
+/** Every service response carries every setting (contracts.md, Services). */
+const SERVICE_FIELDS = [
+  'branch',
+  'buildCommand',
+  'createdAt',
+  'healthCheckPath',
+  'id',
+  'name',
+  'projectId',
+  'repository',
+  'rootDirectory',
+  'startCommand',
+  'url',
+];
+
 export const SERVICES: Feature = {
   what: 'Service',
   plural: 'services',
   model: (app) => asNamed(app.models.services),
   place: (app) => servicePlace(apiClient(app.url)),
   besides: (_app, place) => servicePlace(place.client),
-  fields: ['createdAt', 'id', 'name', 'projectId'],
+  fields: SERVICE_FIELDS,
   listItem: (body) => body,
-  listFields: ['createdAt', 'id', 'name', 'projectId'],
-  otherFields: {},
+  listFields: SERVICE_FIELDS,
+  otherFields: { buildCommand: 'npm run build' },
   emptyPatchPath: 'name',
   invalidCreates: [
     [

@@ -10,10 +10,14 @@ import {
 import { compose } from '../compose';
 import { configSchema, type Config } from '../config';
 
+/** The test key of secret variables (a fixed one: tests open what the service sealed). */
+export const TEST_ENCRYPTION_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
+
 export type TestApp = Awaited<ReturnType<typeof compose>> & {
   url: string;
-  /** The deletion consumer's group (it names the handled-event records). */
+  /** The event consumer's group (it names the handled-event records). */
   groupId: string;
+  config: Config;
   close(): Promise<void>;
 };
 
@@ -23,12 +27,14 @@ export type TestApp = Awaited<ReturnType<typeof compose>> & {
  * this file's business), HTTP on a free port. `close` shuts it down as SIGTERM would, then drops
  * the database.
  */
-export async function startTestApp(): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const config = parseConfig(configSchema, {
     ...testEnv(),
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     MONGO_DB: uniqueName('projects_test'),
     KAFKA_GROUP_ID: uniqueName('projects-test'),
     KAFKA_FROM_BEGINNING: 'false',
+    ...env,
   });
   const logger = testLogger('projects');
   const lifecycle = new Lifecycle(logger);
@@ -40,7 +46,7 @@ export async function startTestApp(): Promise<TestApp> {
     const composed = await compose(config, { logger, lifecycle });
     const server = await startTestServer(composed.app);
     lifecycle.onShutdown('http server', () => server.close());
-    return { ...composed, url: server.url, groupId: config.KAFKA_GROUP_ID, close };
+    return { ...composed, url: server.url, groupId: config.KAFKA_GROUP_ID, config, close };
   } catch (err) {
     await close();
     throw err;
