@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { useRunning, waitFor } from '@platform/shared/testing';
 import { connectLocalRuntime, RuntimeError } from './client';
-import { isRunning, probe, startTestRuntime, testRelease, type TestRuntime } from './testing';
+import {
+  isRunning,
+  probe,
+  startTestRuntime,
+  stopSupervisor,
+  testRelease,
+  type TestRuntime,
+} from './testing';
 
 const versionAt = async (runtime: TestRuntime, serviceId: string) => {
   const { status, body } = await runtime.get(serviceId);
@@ -67,7 +74,7 @@ describe('the local runtime', () => {
     const { client } = runtime();
     const first = await client.deploy(testRelease('svc-switch', 'v1'));
     const probes = probe(runtime(), 'svc-switch');
-    await waitFor(() => versionAt(runtime(), 'svc-switch'));
+    await waitFor(() => probes.count() >= 8);
 
     const second = await client.deploy(testRelease('svc-switch', 'v2'));
     const afterSwitch = await versionAt(runtime(), 'svc-switch');
@@ -75,6 +82,7 @@ describe('the local runtime', () => {
 
     expect(second).toMatchObject({ state: 'live', live: true });
     expect(afterSwitch).toEqual({ status: 200, version: 'v2' });
+    expect(lanes.flat().length).toBeGreaterThan(20);
     expectInOrder(lanes, ['v1', 'v2']);
     expect(isRunning(first.pid!)).toBe(false);
     expect((await client.list()).filter((r) => r.serviceId === 'svc-switch')).toEqual([
@@ -85,10 +93,36 @@ describe('the local runtime', () => {
     );
   });
 
+  it('sends new requests to the new release at once and stops the old one only after it answered what it had', async () => {
+    const { client } = runtime();
+    const first = await client.deploy(testRelease('svc-drain', 'v1'));
+    const slow = runtime()
+      .get('svc-drain', '/slow?ms=1000')
+      .then((answer) => ({ ...answer, at: Date.now() }));
+    await waitFor(async () => (await client.describe(first.releaseId)).inflight === 1);
+    const second = testRelease('svc-drain', 'v2');
+    await client.start(second);
+
+    const promoted = client
+      .promote(second.releaseId)
+      .then((result) => ({ ...result, at: Date.now() }));
+    const served = await waitFor(
+      async () => (await versionAt(runtime(), 'svc-drain')).version === 'v2' && Date.now(),
+    );
+    const [slowAnswer, promotion] = await Promise.all([slow, promoted]);
+
+    expect(slowAnswer).toMatchObject({ status: 200, body: JSON.stringify({ version: 'v1' }) });
+    expect(served).toBeLessThan(slowAnswer.at);
+    expect(promotion.previous).toBe(first.releaseId);
+    expect(promotion.at).toBeGreaterThanOrEqual(slowAnswer.at);
+    expect(isRunning(first.pid!)).toBe(false);
+  });
+
   it('stops a release that never answers healthy and keeps the previous one serving throughout', async () => {
     const { client } = runtime();
     await client.deploy(testRelease('svc-unhealthy', 'v1'));
     const probes = probe(runtime(), 'svc-unhealthy');
+    await waitFor(() => probes.count() >= 8);
     const spec = testRelease('svc-unhealthy', 'v2', {
       appEnv: { UNHEALTHY: '1' },
       healthTimeoutMs: 1_500,
@@ -232,6 +266,23 @@ describe('an app that keeps crashing', () => {
       '==> gave up: crashed 3 times within 60000 ms: not restarted again',
     ]);
     expect((await runtime().get('svc-crashloop')).status).toBe(502);
+  });
+});
+
+describe('a supervisor that is stopped', () => {
+  it('stops its apps with it, leaving no process behind', async () => {
+    const runtime = await startTestRuntime();
+    try {
+      const live = await runtime.client.deploy(testRelease('svc-shutdown', 'v1'));
+      expect(isRunning(live.pid!)).toBe(true);
+
+      await stopSupervisor(runtime.client);
+
+      expect(isRunning(live.pid!)).toBe(false);
+      await expect(runtime.client.ping()).rejects.toThrow();
+    } finally {
+      await runtime.close();
+    }
   });
 });
 

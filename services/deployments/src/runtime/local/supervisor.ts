@@ -41,6 +41,8 @@ export interface ReleaseInfo {
   port: number;
   pid: number | null;
   restarts: number;
+  /** Requests the router is forwarding to it right now. */
+  inflight: number;
   startedAt: string;
   /** Why it failed or crashed for good. */
   failure?: string;
@@ -243,6 +245,7 @@ export class Supervisor {
       port: release.port,
       pid: release.process?.pid ?? null,
       restarts: release.restarts,
+      inflight: release.inflight,
       startedAt: release.startedAt.toISOString(),
       ...(release.failure && { failure: release.failure }),
       logFile: release.logFile,

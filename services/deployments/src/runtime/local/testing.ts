@@ -8,8 +8,9 @@ import type { ReleaseSpec } from './supervisor';
 
 /**
  * A tiny app as a kept build would hold it (until the git fixture's app is used): answers
- * `GET /` with its VERSION, `/healthz` 200 (500 with UNHEALTHY set), `/crash` by exiting 3,
- * `POST /echo` by streaming the body back; exits 3 CRASH_AFTER_MS after start when set.
+ * `GET /` with its VERSION, `/slow?ms=N` the same N ms later, `/healthz` 200 (500 with
+ * UNHEALTHY set), `/crash` by exiting 3, `POST /echo` by streaming the body back; exits 3
+ * CRASH_AFTER_MS after start when set.
  */
 const APP_SOURCE = `
 const http = require('node:http');
@@ -19,6 +20,8 @@ http.createServer((req, res) => {
     res.writeHead(process.env.UNHEALTHY ? 500 : 200).end('ok');
   } else if (req.url === '/crash') {
     process.exit(3);
+  } else if (req.url.startsWith('/slow')) {
+    setTimeout(() => res.end(JSON.stringify({ version: process.env.VERSION })), Number(req.url.split('=')[1]));
   } else if (req.url === '/echo') {
     res.writeHead(200, { 'content-type': 'text/plain' });
     req.pipe(res);
@@ -177,6 +180,8 @@ export function probe(runtime: TestRuntime, serviceId: string, lanes = 4) {
     }
   });
   return {
+    /** Answers so far, all lanes together. */
+    count: () => answers.reduce((sum, lane) => sum + lane.length, 0),
     /** Stops probing; resolves with every lane's answers (versions, or errors). */
     async stop() {
       running = false;
