@@ -30,6 +30,19 @@ const logQuery = z.object({ offset: z.coerce.number().int().min(0).default(0) })
 const LOG_READ_BYTES = 256 * 1024;
 
 /**
+ * How much of `bytes` ends on a whole UTF-8 character: a read that stopped inside one leaves it
+ * for the next read instead of returning half of it (twice, as two replacement characters).
+ */
+export function completeUtf8Length(bytes: Uint8Array): number {
+  let lead = bytes.length - 1;
+  // Continuation bytes are 10xxxxxx; at most three follow their lead byte.
+  while (lead >= 0 && lead >= bytes.length - 4 && (bytes[lead]! & 0xc0) === 0x80) lead--;
+  if (lead < 0 || bytes[lead]! < 0xc0) return bytes.length;
+  const size = bytes[lead]! >= 0xf0 ? 4 : bytes[lead]! >= 0xe0 ? 3 : 2;
+  return lead + size > bytes.length ? lead : bytes.length;
+}
+
+/**
  * The supervisor's control API, served on a unix socket in RUNTIME_DIR (so only this machine's
  * user reaches it). Used through RuntimeClient (client.ts), which documents each call.
  */
@@ -67,10 +80,8 @@ export function createControlApp(supervisor: Supervisor, logger: Logger): Expres
     try {
       const buffer = Buffer.alloc(LOG_READ_BYTES);
       const { bytesRead } = await file.read(buffer, 0, LOG_READ_BYTES, offset);
-      res.json({
-        text: buffer.subarray(0, bytesRead).toString('utf8'),
-        nextOffset: offset + bytesRead,
-      });
+      const end = completeUtf8Length(buffer.subarray(0, bytesRead));
+      res.json({ text: buffer.subarray(0, end).toString('utf8'), nextOffset: offset + end });
     } finally {
       await file.close();
     }
