@@ -6,8 +6,8 @@
 #   scripts/infra/bubblewrap.sh          install if missing, then check that it can make a sandbox
 #   scripts/infra/bubblewrap.sh check    only check (exit 1 with the reason if bwrap is unusable)
 #
-# The check asks bwrap for what the service asks of it (new user-visible namespaces: mount, PID,
-# IPC, UTS; a private /proc and /tmp). In a container without the privilege to make namespaces it
+# The check asks bwrap for what the service asks of it (new namespaces: mount, PID, IPC, UTS,
+# network; a private /proc and /tmp). In a container without the privilege to make namespaces it
 # fails and says so; the service then refuses to run code unless SANDBOX=none with
 # ALLOW_UNSANDBOXED=true (development only), see services/deployments/README.md.
 set -euo pipefail
@@ -17,7 +17,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
 
 bwrap_works() {
-  bwrap --unshare-pid --unshare-ipc --unshare-uts --die-with-parent \
+  bwrap --unshare-pid --unshare-ipc --unshare-uts --unshare-net --die-with-parent \
     --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp true 2>&1
 }
 

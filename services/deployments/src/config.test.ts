@@ -30,7 +30,7 @@ describe('deployments config', () => {
       SANDBOX: 'bubblewrap',
       ALLOW_UNSANDBOXED: false,
       SANDBOX_BWRAP: 'bwrap',
-      SANDBOX_UID_BASE: 100_000,
+      SANDBOX_UID_BASE: 2_000_000_000,
     });
     const scripts = path.resolve(__dirname, '../pipeline');
     expect(config.BUILD_COMMAND).toBe(`bash '${scripts}/build.sh'`);
@@ -68,6 +68,7 @@ describe('deployments config', () => {
     ['PIPELINE_POLL_INTERVAL', { PIPELINE_POLL_INTERVAL: 'soon' }],
     ['SANDBOX', { SANDBOX: 'docker' }],
     ['SANDBOX_UID_BASE', { SANDBOX_UID_BASE: '0' }],
+    ['SANDBOX_UID_BASE', { SANDBOX_UID_BASE: String(2 ** 31) }],
     ['ALLOW_UNSANDBOXED', { ALLOW_UNSANDBOXED: 'maybe' }],
   ])('refuses a missing or bad %s', (name, env) => {
     expect(() => parse(env)).toThrow(name);

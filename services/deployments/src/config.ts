@@ -55,14 +55,15 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     SANDBOX_BWRAP: z.string().min(1).default('bwrap'),
     /**
      * When the service runs as root, each sandboxed process runs as its own uid and gid, taken
-     * from SANDBOX_UID_BASE … SANDBOX_UID_BASE + 999 (no other user of the machine may use them).
+     * from SANDBOX_UID_BASE … SANDBOX_UID_BASE + 65535: ids no user or /etc/subuid range of the
+     * machine may use (the default is far above what useradd and subuid hand out).
      */
     SANDBOX_UID_BASE: z.coerce
       .number()
       .int()
       .min(1000)
-      .max(2 ** 31)
-      .default(100_000),
+      .max(2 ** 31 - 65_536)
+      .default(2_000_000_000),
     /** The PATH the pipeline commands run with. */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),

@@ -17,7 +17,7 @@ const OPTIONS: SandboxOptions = {
   allowUnsandboxed: false,
   nodeEnv: 'test',
   bwrap: 'bwrap',
-  uidBase: 100_000,
+  uidBase: 2_000_000_000,
   killGraceMs: 500,
 };
 const REPOSITORY = path.resolve(__dirname, '../../../..');
@@ -143,7 +143,8 @@ describe('Sandbox: what the code can see', () => {
 
     expect(result.exitCode).toBe(0);
     const [uid, ...rest] = output.trim().split('\n');
-    expect(Number(uid)).toBeGreaterThanOrEqual(100_000);
+    expect(Number(uid)).toBeGreaterThanOrEqual(OPTIONS.uidBase);
+    expect(Number(uid)).toBeLessThan(OPTIONS.uidBase + 65_536);
     expect(rest).toEqual(['made', 'tmp-ok', 'Read-only file system', 'Permission denied']);
   });
 

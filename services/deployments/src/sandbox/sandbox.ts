@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import {
   accessSync,
   constants,
@@ -40,7 +41,7 @@ export interface SandboxOptions {
   bwrap: string;
   /**
    * When the platform runs as root, each sandboxed process runs as its own uid/gid, taken from
-   * `uidBase` … `uidBase + 999` (SANDBOX_UID_BASE), so the process limit of one sandbox is not
+   * `uidBase` … `uidBase + 65535` (SANDBOX_UID_BASE), so the process limit of one sandbox is not
    * shared with another.
    */
   uidBase: number;
@@ -89,7 +90,7 @@ export class SandboxUnavailableError extends Error {
   override name = 'SandboxUnavailableError';
 }
 
-const UID_POOL_SIZE = 1000;
+const UID_POOL_SIZE = 65_536;
 const INFO_FD = 3;
 const ARGS_FD = 4;
 const OUTPUT_DRAIN_MS = 1_000;
@@ -185,6 +186,11 @@ function readChildPid(stream: Readable | null | undefined): Promise<number | und
  */
 export class Sandbox {
   private readonly usedUids = new Set<number>();
+  /**
+   * Where this instance starts looking for a free uid: random, so that several processes of the
+   * platform on one host (jest workers, replicas) are unlikely to hand out the same uid at once.
+   */
+  private readonly uidStart = randomInt(UID_POOL_SIZE);
 
   private constructor(
     private readonly options: SandboxOptions,
@@ -309,7 +315,8 @@ export class Sandbox {
     if (!this.isolated || !this.programs.setpriv) return undefined;
     let uid: number | undefined;
     for (let i = 0; i < UID_POOL_SIZE && uid === undefined; i++) {
-      if (!this.usedUids.has(this.options.uidBase + i)) uid = this.options.uidBase + i;
+      const candidate = this.options.uidBase + ((this.uidStart + i) % UID_POOL_SIZE);
+      if (!this.usedUids.has(candidate)) uid = candidate;
     }
     if (uid === undefined) throw new Error(`all ${UID_POOL_SIZE} sandbox uids are in use`);
     this.usedUids.add(uid);
