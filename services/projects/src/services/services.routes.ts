@@ -1,7 +1,12 @@
 import { Router } from 'express';
 import { accountIdOf, listQuery, listResponse, validate } from '@platform/shared';
 import type { ServicesService } from './services.service';
-import { createServiceBody, toServiceResponse, updateServiceBody } from './services.schemas';
+import {
+  createServiceBody,
+  nothingToChange,
+  toServiceResponse,
+  updateServiceBody,
+} from './services.schemas';
 
 const SERVICES = '/api/projects/:projectId/services';
 const SERVICE = `${SERVICES}/:serviceId`;
@@ -29,6 +34,8 @@ export function servicesRouter(services: ServicesService): Router {
 
   router.patch(SERVICE, async (req, res) => {
     const body = validate(updateServiceBody, req.body ?? {});
+    const nothing = nothingToChange(body);
+    if (nothing) throw nothing;
     const { projectId, serviceId } = req.params;
     const service = await services.updateService(accountIdOf(req), projectId, serviceId, body);
     res.json(toServiceResponse(service));

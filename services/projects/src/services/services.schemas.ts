@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { OwnedResource } from '@platform/shared';
+import { multilineText, validationError, type OwnedResource } from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
-import { DEFAULT_SETTINGS, type ServiceSettings } from './services.model';
+import { DEFAULT_SETTINGS } from './services.model';
 import type { Service } from './services.repository';
 
 export const COMMAND_MAX_LENGTH = 1_000;
@@ -10,8 +10,6 @@ const PATH_MAX_LENGTH = 1_000;
 const BRANCH_MAX_LENGTH = 255;
 
 const CONTROL_CHARACTERS = /\p{Cc}/u;
-// Commands may span lines; any other control character is refused (contracts.md, Trust).
-const CONTROL_BUT_NEWLINE_AND_TAB = /[^\P{Cc}\n\t]/u;
 
 /** Schemes a repository URL may have; http and file only with SOURCE_ALLOW_LOCAL. */
 export const REPOSITORY_SCHEMES = ['https:', 'http:', 'file:'];
@@ -31,6 +29,7 @@ const repositorySchema = z
   });
 
 function repositoryProblem(text: string): string | null {
+  if (text === '') return null; // said by min(1)
   if (CONTROL_CHARACTERS.test(text)) return 'must not contain control characters';
   if (!URL.canParse(text)) return 'must be an absolute URL such as https://host/owner/repo.git';
   const url = new URL(text);
@@ -77,14 +76,10 @@ const rootDirectorySchema = z
       .join('/'),
   );
 
-const commandSchema = z
-  .string()
-  .max(COMMAND_MAX_LENGTH, `must be at most ${COMMAND_MAX_LENGTH} characters`)
-  .refine((command) => !CONTROL_BUT_NEWLINE_AND_TAB.test(command), {
-    message: 'must not contain control characters other than newline and tab',
-  })
-  // An empty command is no command.
-  .transform((command) => (command.trim() === '' ? null : command));
+// Commands may span lines (run with sh -c); an empty one is no command.
+const commandSchema = multilineText(COMMAND_MAX_LENGTH).transform((command) =>
+  command.trim() === '' ? null : command,
+);
 
 const healthCheckPathSchema = z
   .string()
@@ -112,17 +107,18 @@ const settingsFields = {
 export const createServiceBody = z.object({ name: nameSchema, ...settingsFields }).strict();
 export type CreateServiceBody = z.infer<typeof createServiceBody>;
 
+// A body that changes nothing is refused by the route (nothingToChange), not here: a refinement
+// would add its complaint to that of an unknown field.
 export const updateServiceBody = z
   .object({ name: nameSchema.optional(), ...settingsFields })
-  .strict()
-  .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    message: 'give the name or a setting to change',
-    path: ['name'],
-  });
+  .strict();
 export type UpdateServiceBody = z.infer<typeof updateServiceBody>;
 
-/** The settings a body changes, without the ones it leaves out. */
-export type SettingsChange = Partial<ServiceSettings>;
+/** The 400 of a PATCH without the name or any setting; null when it changes something. */
+export const nothingToChange = (body: UpdateServiceBody) =>
+  Object.values(body).every((value) => value === undefined)
+    ? validationError([{ path: 'name', message: 'give the name or a setting to change' }])
+    : null;
 
 /** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */
 export const toServiceResponse = (service: Service) => ({
