@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -146,6 +157,22 @@ describe('Sandbox: what the code can see', () => {
     expect(Number(uid)).toBeGreaterThanOrEqual(OPTIONS.uidBase);
     expect(Number(uid)).toBeLessThan(OPTIONS.uidBase + 65_536);
     expect(rest).toEqual(['made', 'tmp-ok', 'Read-only file system', 'Permission denied']);
+  });
+
+  it('hands the workspace to its uid without following a link out of it', async () => {
+    const outside = path.join(scratch, `outside-${randomBytes(4).toString('hex')}`);
+    await writeFile(outside, "not the sandbox's");
+    const workspace = await newWorkspace();
+    await symlink(outside, path.join(workspace, 'link'));
+    await mkdir(path.join(workspace, 'dir'));
+    await symlink(scratch, path.join(workspace, 'dir', 'up'));
+
+    const { result } = await run('true', { workspace });
+
+    expect(result.exitCode).toBe(0);
+    expect((await stat(outside)).uid).toBe(process.getuid?.());
+    expect((await stat(scratch)).uid).toBe(process.getuid?.());
+    expect((await lstat(path.join(workspace, 'dir'))).uid).toBeGreaterThanOrEqual(OPTIONS.uidBase);
   });
 
   it('runs node, from the directory of the one running the platform', async () => {
@@ -357,7 +384,7 @@ describe('Sandbox.create', () => {
     );
   });
 
-  it('runs without a sandbox only when allowed, and never in production', async () => {
+  it('runs without a sandbox only when allowed, and never in production; cancel still stops the tree', async () => {
     await expect(Sandbox.create({ ...OPTIONS, mode: 'none' })).rejects.toThrow(
       'ALLOW_UNSANDBOXED=true',
     );
@@ -380,6 +407,25 @@ describe('Sandbox.create', () => {
       });
       expect(result).toEqual({ exitCode: 0, signal: null });
       expect(output).toBe(`[given] []\n${workspace}\n`);
+
+      const sleep = uniqueSleep();
+      const controller = new AbortController();
+      const cancelled = unsandboxed.run({
+        workspace,
+        command: `(${sleep.join(' ')} & ${sleep.join(' ')}; wait) & wait`,
+        env: { PATH: '/usr/bin:/bin' },
+        limits: { timeoutMs: 20_000 },
+        network: true,
+        onOutput: () => undefined,
+        signal: controller.signal,
+      });
+      const pids = await waitFor(async () => {
+        const found = await pidsRunning(sleep);
+        return found.length === 2 ? found : undefined;
+      });
+      controller.abort();
+      expect(await cancelled).toMatchObject({ stoppedBy: 'cancel', signal: 'SIGTERM' });
+      for (const pid of pids) expect(await isProcessRunning(pid)).toBe(false);
     } finally {
       await unsandboxed.close();
     }

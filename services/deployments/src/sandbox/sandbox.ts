@@ -8,7 +8,7 @@ import {
   realpathSync,
   writeFileSync,
 } from 'node:fs';
-import { lchown, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -136,13 +136,24 @@ function signalName(code: number): NodeJS.Signals | null {
   return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
 }
 
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await lchown(dir, uid, gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(child, uid, gid);
-    else await lchown(child, uid, gid);
-  }
+/**
+ * Hands the workspace to the sandbox's uid. GNU `chown -R` walks the tree by file descriptor and
+ * never follows a symbolic link (-P, the default), so a link left in a workspace cannot make it
+ * change a file outside.
+ */
+function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let errors = '';
+    const child = spawn('/usr/bin/env', ['chown', '-R', '-P', `${uid}:${gid}`, '--', dir], {
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`chown of the workspace failed: ${errors.trim()}`)),
+    );
+  });
 }
 
 function readInto(stream: Readable, onOutput: (text: string) => void): Promise<void> {
