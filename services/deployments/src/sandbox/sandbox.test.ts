@@ -225,7 +225,7 @@ describe('Sandbox: limits', () => {
   it('stops a build past its time limit, with every process it started', async () => {
     const sleep = uniqueSleep();
     const pending = run(`${sleep.join(' ')} & ${sleep.join(' ')} & echo started; wait`, {
-      limits: { timeoutMs: 1_500 },
+      limits: { timeoutMs: 3_000 },
     });
     const pids = await waitFor(async () => {
       const found = await pidsRunning(sleep);

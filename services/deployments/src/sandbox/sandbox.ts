@@ -129,6 +129,13 @@ function findSystemProgram(name: string): string | undefined {
   return undefined;
 }
 
+/** A directory for the files the sandbox binds (its passwd and group), readable by its users. */
+function makeSupportDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-sandbox-'));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
 function signalName(code: number): NodeJS.Signals | null {
   const number = code - 128;
   if (number <= 0 || number > 64) return null;
@@ -228,8 +235,6 @@ export class Sandbox {
    */
   static async create(options: SandboxOptions): Promise<Sandbox> {
     const prlimit = findSystemProgram('prlimit');
-    const supportDir = mkdtempSync(path.join(os.tmpdir(), 'platform-sandbox-'));
-    chmodSync(supportDir, 0o755);
     const nodeBin = realpathSync(process.execPath);
     const nodePrefix = nodeBin.startsWith('/usr/')
       ? undefined
@@ -242,7 +247,7 @@ export class Sandbox {
             'refused when NODE_ENV=production',
         );
       }
-      return new Sandbox(options, { prlimit }, supportDir, nodePrefix);
+      return new Sandbox(options, { prlimit }, makeSupportDir(), nodePrefix);
     }
 
     const bwrap = findProgram(options.bwrap);
@@ -263,8 +268,13 @@ export class Sandbox {
         `no sandbox: setpriv (util-linux) was not found in /usr/bin, and the platform runs as root; ${REMEDY}`,
       );
     }
-    const sandbox = new Sandbox(options, { bwrap, prlimit, setpriv }, supportDir, nodePrefix);
-    await sandbox.probe();
+    const sandbox = new Sandbox(options, { bwrap, prlimit, setpriv }, makeSupportDir(), nodePrefix);
+    try {
+      await sandbox.probe();
+    } catch (err) {
+      await sandbox.close();
+      throw err;
+    }
     return sandbox;
   }
 
