@@ -34,6 +34,7 @@ import {
 import { createApp } from '@platform/deployments/dist/app';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
+import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch';
 import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
 import { createModels } from '@platform/deployments/dist/models';
 import mongoose from 'mongoose';
@@ -169,6 +170,7 @@ main('round-trips', 300, async () => {
       deployments: new DeploymentsRepository(models, writeWithoutRelay),
       idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
       onDeploymentCreated: () => undefined,
+      statusWatch: new StatusWatch(),
     });
     const app = createServer(
       createApp({

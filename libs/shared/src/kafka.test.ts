@@ -8,6 +8,7 @@ import {
   ensureTopics,
   mongoProcessedEvents,
   startEventConsumer,
+  watchEvents,
 } from './kafka';
 import { connectMongo } from './mongo';
 import { newEvent, type PlatformEvent, type ProjectDeletedEvent } from './events';
@@ -120,6 +121,33 @@ describe('Kafka through kafkajs (real broker)', () => {
     expect(await processed.has(projectDeleted('p5').eventId)).toBe(false);
     await processed.prune(new Date(Date.now() + 1000));
     expect(await processed.has(event.eventId)).toBe(false);
+  });
+
+  it('lets every watcher see every event from the moment it joined, as replicas would', async () => {
+    const seen: [string[], string[]] = [[], []];
+    const watchers = await Promise.all(
+      seen.map((into) =>
+        watchEvents({
+          kafka,
+          groupPrefix: 'shared-test-watch',
+          topics: [topic],
+          logger: testLogger(),
+          handle: (event) => void into.push(event.eventId),
+        }),
+      ),
+    );
+    try {
+      const events = [projectDeleted('w1'), projectDeleted('w2')];
+      await producer.send({
+        topic,
+        messages: events.map((e) => ({ key: e.projectId, value: JSON.stringify(e) })),
+      });
+      const ids = events.map((e) => e.eventId).sort();
+      await waitFor(() => seen.every((into) => into.length >= 2), { what: 'both watchers' });
+      expect(seen.map((into) => [...into].sort())).toEqual([ids, ids]);
+    } finally {
+      await Promise.all(watchers.map((w) => w.stop()));
+    }
   });
 
   describe('closeKafka', () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import {
@@ -197,10 +198,17 @@ export function consumerReady(consumer: Consumer): Promise<void> {
   });
 }
 
-export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
-  const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
-  const processed = mongoProcessedEvents(options.connection, options.groupId);
-  await processed.ensureIndexes();
+/** A consumer of `topics` that hands every well-formed event to `onEvent`; malformed ones are logged. */
+async function runConsumer(options: {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  log: Logger;
+  fromBeginning: boolean;
+  autoCommit: boolean;
+  onEvent: (event: PlatformEvent, topic: string) => Promise<void>;
+}): Promise<{ consumer: Consumer; disconnect: () => Promise<void> }> {
+  const { log } = options;
   let stopping = false;
   const consumer = options.kafka.consumer({
     groupId: options.groupId,
@@ -214,12 +222,10 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
     sessionTimeout: SESSION_TIMEOUT_MS,
   });
   await consumer.connect();
-  await consumer.subscribe({
-    topics: options.topics,
-    fromBeginning: options.fromBeginning ?? true,
-  });
+  await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning });
   const ready = consumerReady(consumer);
   await consumer.run({
+    autoCommit: options.autoCommit,
     eachMessage: async ({ topic, message }) => {
       let event: PlatformEvent;
       try {
@@ -228,13 +234,37 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
         log.error({ topic, offset: message.offset, err }, 'skipping malformed event');
         return;
       }
+      await options.onEvent(event, topic);
+    },
+  });
+  await ready;
+  log.info({ topics: options.topics }, 'consumer joined');
+  return {
+    consumer,
+    disconnect: async () => {
+      stopping = true;
+      await consumer.disconnect();
+    },
+  };
+}
+
+export async function startEventConsumer(options: EventConsumerOptions): Promise<EventConsumer> {
+  const log = options.logger.child({ component: 'consumer', groupId: options.groupId });
+  const processed = mongoProcessedEvents(options.connection, options.groupId);
+  await processed.ensureIndexes();
+  const { consumer, disconnect } = await runConsumer({
+    kafka: options.kafka,
+    groupId: options.groupId,
+    topics: options.topics,
+    log,
+    fromBeginning: options.fromBeginning ?? true,
+    autoCommit: true,
+    onEvent: async (event, topic) => {
       if (await processed.has(event.eventId)) return;
       await options.handle(event, topic);
       await processed.add(event.eventId);
     },
   });
-  await ready;
-  log.info({ topics: options.topics }, 'consumer joined');
   const housekeeping = new Scheduler(log);
   housekeeping.every({
     name: 'prune handled event ids',
@@ -246,9 +276,34 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   return {
     consumer,
     stop: async () => {
-      stopping = true;
       await housekeeping.stop();
-      await consumer.disconnect();
+      await disconnect();
     },
   };
+}
+
+/**
+ * Every event on `topics` from now on, in this process, for reactions held in memory (waking the
+ * requests that wait for a deployment to change): a group of its own per process (`<prefix>-<random
+ * id>`), so each replica sees every event; nothing is remembered or committed, a restart starts at
+ * the end again. Not for work that must happen once: that is startEventConsumer.
+ */
+export async function watchEvents(options: {
+  kafka: Kafka;
+  groupPrefix: string;
+  topics: string[];
+  logger: Logger;
+  handle: (event: PlatformEvent) => void;
+}): Promise<EventConsumer> {
+  const groupId = `${options.groupPrefix}-${randomUUID()}`;
+  const { consumer, disconnect } = await runConsumer({
+    kafka: options.kafka,
+    groupId,
+    topics: options.topics,
+    log: options.logger.child({ component: 'watch', groupId }),
+    fromBeginning: false,
+    autoCommit: false,
+    onEvent: async (event) => options.handle(event),
+  });
+  return { consumer, stop: disconnect };
 }

@@ -4,6 +4,8 @@ import {
   openDatabase,
   openKafka,
   startServiceConsumer,
+  TOPICS,
+  watchEvents,
   startOutboxRelay,
   writeWithoutRelay,
   type OutboxWriter,
@@ -14,6 +16,7 @@ import type { Config } from './config';
 import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
+import { StatusWatch } from './deployments/status-watch';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { createModels } from './models';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
@@ -51,10 +54,23 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     : undefined;
   const repository = new DeploymentsRepository(models, outbox);
   const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
+  // Every replica sees every status event, to wake its own `?wait=` requests.
+  const statusWatch = new StatusWatch();
+  const watcher = await watchEvents({
+    kafka,
+    groupPrefix: `${config.KAFKA_GROUP_ID}-wait`,
+    topics: [TOPICS.deploymentStatusChanged],
+    logger,
+    handle: (event) => {
+      if (event.type === 'deployment.status_changed') statusWatch.changed(event.deploymentId);
+    },
+  });
+  lifecycle.onShutdown('status watch', () => watcher.stop());
   const service = new DeploymentsService({
     deployments: repository,
     idempotencyKeys,
     onDeploymentCreated: () => worker?.wake(),
+    statusWatch,
   });
 
   await startServiceConsumer(config, runtime, {
@@ -86,7 +102,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     requireService: requireOwnership(config, 'service'),
     service,
   });
-  return { app, connection, models, kafka, outbox, repository, worker };
+  return { app, connection, models, kafka, outbox, repository, worker, statusWatch };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { DeploymentsService } from './deployments.service';
 import {
   IDEMPOTENCY_KEY_HEADER,
   deploymentListQuery,
+  deploymentQuery,
   idempotencyHeaders,
   toDeploymentResponse,
   toListItem,
@@ -45,8 +46,16 @@ export function deploymentsRouter(service: DeploymentsService): Router {
   });
 
   router.get('/:deploymentId', async (req: DeploymentRequest, res) => {
-    const deployment = await service.getDeployment(serviceOf(req), req.params.deploymentId);
-    res.json(toDeploymentResponse(deployment));
+    const { wait } = validate(deploymentQuery, req.query);
+    // A waiting client that leaves frees its wait at once.
+    const leaving = new AbortController();
+    res.once('close', () => leaving.abort());
+    const deployment = await service.getDeployment(
+      serviceOf(req),
+      req.params.deploymentId,
+      wait === undefined ? undefined : { ms: wait * 1000, signal: leaving.signal },
+    );
+    if (!leaving.signal.aborted) res.json(toDeploymentResponse(deployment));
   });
 
   router.post('/:deploymentId/cancel', async (req: DeploymentRequest, res) => {

@@ -11,6 +11,18 @@ export const deploymentListQuery = listQuery.extend({
     .optional(),
 });
 
+/** `GET …/:deploymentId?wait=N`: answer once final, or after N seconds (1–300). */
+export const deploymentQuery = z
+  .object({
+    wait: z.coerce
+      .number()
+      .int('must be a whole number of seconds')
+      .min(1, 'must be 1 to 300 seconds')
+      .max(300, 'must be 1 to 300 seconds')
+      .optional(),
+  })
+  .strict();
+
 export const triggerBody = z
   .object({
     commitHash: z

@@ -9,13 +9,16 @@ import type {
 } from './deployments.repository';
 import type { IdempotencyRepository } from './idempotency.repository';
 import { toTriggerResponse, type TriggerInput, type TriggerResponse } from './deployments.schemas';
-import { assertTransitionAllowed, type DeploymentStatus } from './status';
+import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
+import type { StatusWatch } from './status-watch';
 
 export interface DeploymentsServiceDeps {
   deployments: DeploymentsRepository;
   idempotencyKeys: IdempotencyRepository;
   /** Wakes a local pipeline worker so a new deployment starts at once. */
   onDeploymentCreated: () => void;
+  /** Wakes the requests waiting for a deployment's status to change. */
+  statusWatch: StatusWatch;
 }
 
 export interface TriggerResult {
@@ -49,10 +52,31 @@ export class DeploymentsService {
     );
   }
 
-  async getDeployment(ref: ServiceRef, deploymentId: string): Promise<DeploymentWithLogs> {
-    const deployment = await this.deps.deployments.findInService(ref, deploymentId);
-    if (!deployment) throw notFound('Deployment');
-    return deployment;
+  /**
+   * The deployment as it is now; with `wait`, as soon as it is final or when the time is up
+   * (`?wait=N`, contracts.md). A waiter reads the document, then sleeps until a status event of
+   * the deployment (StatusWatch) and reads again: one read per change, no polling. It registers
+   * before reading, so a change between the two is not missed.
+   */
+  async getDeployment(
+    ref: ServiceRef,
+    deploymentId: string,
+    wait?: { ms: number; signal?: AbortSignal },
+  ): Promise<DeploymentWithLogs> {
+    const deadline = Date.now() + (wait?.ms ?? 0);
+    for (;;) {
+      const remainingMs = deadline - Date.now();
+      const change =
+        wait && remainingMs > 0
+          ? this.deps.statusWatch.nextChange(deploymentId.toLowerCase(), remainingMs, wait.signal)
+          : undefined;
+      const deployment = await this.deps.deployments.findInService(ref, deploymentId);
+      if (!deployment || !change || isFinal(deployment.status)) change?.cancel();
+      if (!deployment) throw notFound('Deployment');
+      if (!change || isFinal(deployment.status)) return deployment;
+      // Changed: read again. Timed out: read once more, the answer is the state now.
+      if ((await change.outcome) === 'aborted') return deployment;
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   errorBody,
   startTestServer,
   useRunning,
+  waitFor,
 } from '@platform/shared/testing';
 import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
 import { STUB_ACCOUNT, STUB_PATHS, type StubService } from '../test/stubs';
@@ -284,6 +285,46 @@ describe('requests in flight to a service', () => {
     } finally {
       await gateway.close();
       await slow.close();
+    }
+  });
+});
+
+describe('a request that asks to wait (?wait=N)', () => {
+  it('outlasts the upstream timeout and takes no turn from the others', async () => {
+    // The service holds `?wait=` requests until released, and answers the others at once.
+    const held: (() => void)[] = [];
+    const service = await startTestServer((req, res) => {
+      const answer = () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ url: req.url }));
+      };
+      if (req.url?.includes('wait=')) held.push(answer);
+      else answer();
+    });
+    const gateway = await startGateway({
+      DEPLOYMENTS_URL: service.url,
+      UPSTREAM_TIMEOUT_MS: '300',
+      UPSTREAM_CONCURRENCY: '1',
+    });
+    try {
+      const session = await gateway.logIn();
+      const path = '/api/projects/p1/services/s1/deployments/d1';
+      const waiting = gateway.request(`${path}?wait=60`, { cookie: session.cookie });
+      await waitFor(() => held.length === 1, { what: 'the service to hold the request' });
+
+      // Past the 300 ms timeout, with the only turn free for the next request.
+      const other = await gateway.request(path, { cookie: session.cookie });
+      expect(other.status).toBe(200);
+      // Let the 300 ms upstream timeout pass while the service still holds it.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      held[0]!();
+      const answer = await waiting;
+
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ url: `${path}?wait=60` });
+    } finally {
+      await gateway.close();
+      await service.close();
     }
   });
 });

@@ -48,19 +48,15 @@ function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, secret: s
   }
 }
 
-/**
- * Proxies /api paths to their service (behind requireSession). Service answers, errors
- * included, pass through unchanged; a service that refuses, drops or outlasts `timeoutMs` is a
- * JSON 503. Unrouted paths fall through to the 404 handler.
- */
-export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
-  const proxy = createProxyMiddleware<Request, Response>({
+/** The proxy to the services, giving up on an answer after `timeoutMs`. */
+function createServiceProxy(options: ServiceProxyOptions, timeoutMs: number) {
+  return createProxyMiddleware<Request, Response>({
     pathFilter: (path) => upstreamFor(path) !== undefined,
     router: (req) => options.upstreams[upstreamFor(req.path)!],
     changeOrigin: true,
     xfwd: false,
     agent: options.agent,
-    proxyTimeout: options.timeoutMs,
+    proxyTimeout: timeoutMs,
     on: {
       proxyReq: (proxyReq, req) => prepareUpstreamRequest(proxyReq, req, options.internalSecret),
       proxyRes: (proxyRes) => {
@@ -88,10 +84,32 @@ export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
       },
     },
   });
+}
+
+/**
+ * The longest a request may wait in a service by asking to (`GET …/deployments/:id?wait=N`, N at
+ * most 300 s), plus room for the service's own answer.
+ */
+export const LONG_POLL_TIMEOUT_MS = 330_000;
+
+/** A request that asks to be held by the service: it waits out of turn and past the timeout. */
+const isLongPoll = (req: Request) => req.method === 'GET' && req.query.wait !== undefined;
+
+/**
+ * Proxies /api paths to their service (behind requireSession). Service answers, errors
+ * included, pass through unchanged; a service that refuses, drops or outlasts `timeoutMs` is a
+ * JSON 503 (a request that asks to wait, `?wait=`, gets LONG_POLL_TIMEOUT_MS and no turn).
+ * Unrouted paths fall through to the 404 handler.
+ */
+export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
+  const proxy = createServiceProxy(options, options.timeoutMs);
+  const longPoll = createServiceProxy(options, Math.max(options.timeoutMs, LONG_POLL_TIMEOUT_MS));
   const turns = new Map<Upstream, Turns>();
   return (req, res, next) => {
     const upstream = upstreamFor(req.path);
     if (!upstream) return next();
+    // Held requests would otherwise fill the turns and starve everyone else's.
+    if (isLongPoll(req)) return void longPoll(req, res, next);
     let upstreamTurns = turns.get(upstream);
     if (!upstreamTurns) turns.set(upstream, (upstreamTurns = new Turns(options.concurrency)));
     upstreamTurns.take(res, () => void proxy(req, res, next));
