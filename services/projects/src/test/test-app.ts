@@ -1,4 +1,4 @@
-import { connectMongo, Lifecycle, parseConfig, TOPICS } from '@platform/shared';
+import { connectMongo, Lifecycle, parseConfig, TOPICS, type Logger } from '@platform/shared';
 import {
   collectMessages,
   startTestServer,
@@ -24,10 +24,13 @@ export type TestApp = Awaited<ReturnType<typeof compose>> & {
 /**
  * The service as main.ts starts it (the same compose), in the test process: its own database,
  * its own consumer group starting at the end of the topics (other files' deletions are none of
- * this file's business), HTTP on a free port. `close` shuts it down as SIGTERM would, then drops
+ * this file's business), HTTP on a free port; `env` adds settings, `logger` replaces the silent one. `close` shuts it down as SIGTERM would, then drops
  * the database.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { logger?: Logger } = {},
+): Promise<TestApp> {
   const config = parseConfig(configSchema, {
     ...testEnv(),
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
@@ -36,7 +39,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     KAFKA_FROM_BEGINNING: 'false',
     ...env,
   });
-  const logger = testLogger('projects');
+  const logger = options.logger ?? testLogger('projects');
   const lifecycle = new Lifecycle(logger);
   const close = async () => {
     await lifecycle.shutdown('test over');

@@ -15,6 +15,14 @@ export type VariableWrite = Pick<StoredVariable, 'secret' | 'value' | 'sealed'>;
 
 const FIELDS = { _id: 0, name: 1, secret: 1, value: 1, sealed: 1, updatedAt: 1 } as const;
 
+const toStored = (doc: StoredVariable): StoredVariable => ({
+  name: doc.name,
+  secret: doc.secret,
+  value: doc.value,
+  sealed: doc.sealed,
+  updatedAt: doc.updatedAt,
+});
+
 /** The `variables` collection: one document per variable, unique by `{serviceId, name}`. */
 export class VariablesRepository {
   constructor(private readonly model: Model<VariableDocument>) {}
@@ -40,13 +48,14 @@ export class VariablesRepository {
     wasSecret: boolean,
     write: VariableWrite,
   ): Promise<StoredVariable | null> {
-    return this.model
+    const doc = await this.model
       .findOneAndUpdate(
         { serviceId, name, secret: wasSecret },
         { $set: { ...write, updatedAt: new Date() } },
-        { new: true, projection: FIELDS },
+        { new: true },
       )
-      .lean<StoredVariable>();
+      .lean<VariableDocument>();
+    return doc && toStored(doc);
   }
 
   /** Inserts a new variable; a name already there rejects it with the duplicate-key error. */
