@@ -70,6 +70,21 @@ describe('the local runtime', () => {
     await client.stopRelease(spec.releaseId);
   });
 
+  it('runs apps in the sandbox, where no process of the platform can be seen', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-sandboxed', 'v1', {
+      command: "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' > seen.txt; exec node server.js",
+    });
+
+    await client.start(spec);
+    const seen = readFileSync(`${spec.workspace}/seen.txt`, 'utf8');
+
+    expect(seen).toContain('cat /proc/');
+    expect(seen).not.toContain('supervisor-main');
+    expect(seen).not.toContain('jest');
+    await client.stopRelease(spec.releaseId);
+  });
+
   it('replaces the live release at the same URL without a failed request, then stops the old one', async () => {
     const { client } = runtime();
     const first = await client.deploy(testRelease('svc-switch', 'v1'));
@@ -271,6 +286,25 @@ describe('an app that keeps crashing', () => {
       '==> gave up: crashed 3 times within 60000 ms: not restarted again',
     ]);
     expect((await runtime().get('svc-crashloop')).status).toBe(502);
+  });
+});
+
+describe('a supervisor without a sandbox', () => {
+  it('refuses to start unless development explicitly allows it', async () => {
+    await expect(startTestRuntime({ SANDBOX: 'none' })).rejects.toThrow(
+      /the runtime supervisor exited with 1: see .*supervisor\.log/,
+    );
+  });
+
+  it('runs apps as plain processes when ALLOW_UNSANDBOXED=true', async () => {
+    const runtime = await startTestRuntime({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' });
+    try {
+      await runtime.client.deploy(testRelease('svc-plain', 'v1'));
+
+      expect(await versionAt(runtime, 'svc-plain')).toEqual({ status: 200, version: 'v1' });
+    } finally {
+      await runtime.close();
+    }
   });
 });
 

@@ -3,23 +3,37 @@ import { connect } from 'node:net';
 import { mkdirSync, rmSync } from 'node:fs';
 import { closeHttpServer, type Runtime } from '@platform/shared';
 import { createControlApp } from './control';
-import { childProcessLauncher, type Launcher } from './launcher';
+import { Sandbox } from '../../sandbox/sandbox';
 import { createRouter } from './router';
+import { sandboxLauncher } from './sandbox-launcher';
 import { Supervisor } from './supervisor';
 import { controlSocketOf, type SupervisorConfig } from './supervisor.config';
 
 /**
- * The supervisor's composition root (supervisor-main.ts through runService): the Supervisor,
- * its control API on the unix socket, and the router as the app runService listens with. At
- * shutdown the control API closes, then every app is stopped (the router closes first).
- * `launcher` is the seam where the sandbox plugs in; the default is the development fallback.
+ * The supervisor's composition root (supervisor-main.ts through runService): the sandbox (it
+ * refuses to start where the sandbox does not work), the Supervisor, its control API on the unix
+ * socket, and the router as the app runService listens with. At shutdown the control API
+ * closes, then every app is stopped (the router closes first).
  */
-export async function composeSupervisor(
-  config: SupervisorConfig,
-  { logger, lifecycle }: Runtime,
-  launcher: Launcher = childProcessLauncher,
-) {
+export async function composeSupervisor(config: SupervisorConfig, { logger, lifecycle }: Runtime) {
   mkdirSync(config.RUNTIME_DIR, { recursive: true, mode: 0o700 });
+  const sandbox = await Sandbox.create({
+    mode: config.SANDBOX,
+    allowUnsandboxed: config.ALLOW_UNSANDBOXED,
+    nodeEnv: config.NODE_ENV,
+    bwrap: config.SANDBOX_BWRAP,
+    uidBase: config.SANDBOX_UID_BASE,
+    killGraceMs: config.RUNTIME_STOP_GRACE,
+  });
+  lifecycle.onShutdown('sandbox', () => sandbox.close());
+  logger.info({ isolated: sandbox.isolated }, 'sandbox ready');
+  const launcher = sandboxLauncher(sandbox, {
+    limits: {
+      memoryBytes: config.RUNTIME_APP_MEMORY_BYTES,
+      processes: config.RUNTIME_APP_PROCESSES,
+    },
+    network: true,
+  });
   const supervisor = new Supervisor({
     launcher,
     runtimeDir: config.RUNTIME_DIR,

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { baseEnv, durationEnv, portEnv } from '@platform/shared';
+import { baseEnv, booleanEnv, durationEnv, portEnv } from '@platform/shared';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
 export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
@@ -15,7 +15,31 @@ export const DEFAULT_ROUTER_PORT = 4020;
  */
 export const supervisorConfigSchema = z
   .object({
+    NODE_ENV: baseEnv.shape.NODE_ENV,
     LOG_LEVEL: baseEnv.shape.LOG_LEVEL,
+    /**
+     * How apps are isolated, as the deployments service's SANDBOX (README.md "The sandbox"):
+     * `bubblewrap`, or `none` (plain processes) only with ALLOW_UNSANDBOXED=true, never in
+     * production. The supervisor does not start when the sandbox does not work here.
+     */
+    SANDBOX: z.enum(['bubblewrap', 'none']).default('bubblewrap'),
+    ALLOW_UNSANDBOXED: booleanEnv(false),
+    SANDBOX_BWRAP: z.string().min(1).default('bwrap'),
+    /** As root, apps run as uids from SANDBOX_UID_BASE … + 65535, one per running app. */
+    SANDBOX_UID_BASE: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(2 ** 32 - 65537)
+      .default(2_000_000_000),
+    /** Address space of each app process (RLIMIT_AS; node needs ~1 GiB just to start). */
+    RUNTIME_APP_MEMORY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024 * 1024)
+      .default(4 * 1024 ** 3),
+    /** Processes and threads of one app at once (RLIMIT_NPROC). */
+    RUNTIME_APP_PROCESSES: z.coerce.number().int().min(8).default(256),
     /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
     RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
     /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */

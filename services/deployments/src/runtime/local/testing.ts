@@ -32,10 +32,13 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), () => console.log('listening on ' + process.env.PORT));
 `;
 
-/** A fresh build directory holding the test app. */
+const workspaces: string[] = [];
+
+/** A fresh build directory holding the test app (removed when the test runtime closes). */
 export function writeTestApp(): string {
   const workspace = mkdtempSync(path.join(tmpdir(), 'rt-app-'));
   writeFileSync(path.join(workspace, 'server.js'), APP_SOURCE);
+  workspaces.push(workspace);
   return workspace;
 }
 
@@ -94,7 +97,12 @@ export async function startTestRuntime(env: Record<string, string> = {}): Promis
     RUNTIME_RESTART_BACKOFF: '100ms',
     ...env,
   };
-  const client = await connectLocalRuntime({ runtimeDir, routerPort, env: settings });
+  const client = await connectLocalRuntime({ runtimeDir, routerPort, env: settings }).catch(
+    (err: unknown) => {
+      rmSync(runtimeDir, { recursive: true, force: true });
+      throw err;
+    },
+  );
   const agent = new Agent({ keepAlive: true });
   return {
     runtimeDir,
@@ -106,7 +114,9 @@ export async function startTestRuntime(env: Record<string, string> = {}): Promis
     async close() {
       agent.destroy();
       await stopSupervisor(client);
-      rmSync(runtimeDir, { recursive: true, force: true });
+      for (const dir of [runtimeDir, ...workspaces.splice(0)]) {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }
