@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { createInternalClient } from '@platform/shared';
+import { createInternalClient, variableSecretContext } from '@platform/shared';
 import {
   requestJson,
   TEST_INTERNAL_SECRET,
@@ -129,5 +129,83 @@ describe('GET /internal/projects/:projectId/services/:serviceId', () => {
       expect(response.status).toBe(404);
       expect(response.body).toEqual(NOT_FOUND);
     }
+  });
+});
+
+describe('GET /internal/projects/:projectId/services/:serviceId/source', () => {
+  const sourceOf = (projectId: string, serviceId: string, who = client) =>
+    who.get(`/internal/projects/${projectId}/services/${serviceId}/source`);
+
+  it('returns the settings and the variables, plain values as they are and secrets still sealed', async () => {
+    const project = await buildProject(client);
+    const service = await buildService(client, project.id, {
+      repository: 'https://93.184.215.14/acme/shop.git',
+      branch: 'release',
+      rootDirectory: 'web',
+      buildCommand: 'npm run build',
+      startCommand: 'node server.js',
+      healthCheckPath: '/healthz',
+    });
+    const variables = `/api/projects/${project.id}/services/${service.id}/variables`;
+    await client.put(`${variables}/NODE_ENV`, { value: 'production' });
+    await client.put(`${variables}/API_TOKEN`, { value: 'tok-123-secret', secret: true });
+
+    const response = await sourceOf(project.id, service.id);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      accountId: client.accountId,
+      projectId: project.id,
+      serviceId: service.id,
+      repository: 'https://93.184.215.14/acme/shop.git',
+      branch: 'release',
+      rootDirectory: 'web',
+      buildCommand: 'npm run build',
+      startCommand: 'node server.js',
+      healthCheckPath: '/healthz',
+      variables: [
+        { name: 'API_TOKEN', secret: true, sealed: expect.stringMatching(/^v1:/) },
+        { name: 'NODE_ENV', secret: false, value: 'production' },
+      ],
+    });
+    expect(JSON.stringify(response.body)).not.toContain('tok-123-secret');
+    const sealed = response.body.variables[0].sealed as string;
+    expect(app().secretBox.open(sealed, variableSecretContext(service.id, 'API_TOKEN'))).toBe(
+      'tok-123-secret',
+    );
+  });
+
+  it('returns the defaults and no variables for a service created with a name only', async () => {
+    const project = await buildProject(client);
+    const service = await buildService(client, project.id);
+
+    const response = await sourceOf(project.id, service.id);
+
+    expect(response.body).toMatchObject({
+      repository: null,
+      branch: 'main',
+      rootDirectory: '',
+      buildCommand: null,
+      startCommand: null,
+      healthCheckPath: '/',
+      variables: [],
+    });
+  });
+
+  it("returns 404 for another account's, a deleted or an unknown service", async () => {
+    const project = await buildProject(client);
+    const service = await buildService(client, project.id);
+    const deleted = await buildService(client, project.id);
+    await client.delete(`/api/projects/${project.id}/services/${deleted.id}`);
+    const stranger = apiClient(app().url, uniqueName('stranger'));
+
+    const answers = [
+      await sourceOf(project.id, service.id, stranger),
+      await sourceOf(project.id, deleted.id),
+      await sourceOf(project.id, new Types.ObjectId().toHexString()),
+    ];
+
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404]);
+    expect(answers.map((a) => a.body.error)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
   });
 });
