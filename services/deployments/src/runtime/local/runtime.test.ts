@@ -325,6 +325,23 @@ describe('a supervisor that is stopped', () => {
   });
 });
 
+describe('a supervisor that is killed', () => {
+  it('takes its sandboxed apps with it', async () => {
+    const runtime = await startTestRuntime();
+    try {
+      const supervisorPid = await runtime.client.ping();
+      const live = await runtime.client.deploy(testRelease('svc-killed', 'v1'));
+
+      process.kill(supervisorPid, 'SIGKILL');
+
+      await waitFor(() => !isRunning(live.pid!), { what: 'the app to end with its supervisor' });
+      await expect(runtime.get('svc-killed')).rejects.toThrow();
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
 describe('a supervisor outliving the deployments service', () => {
   const runtime = useRunning(() => startTestRuntime());
 
