@@ -30,7 +30,7 @@ async function servicesOf(url: string) {
   const client = apiClient(url);
   const project = await buildProject(client);
   const path = `/api/projects/${project.id}/services`;
-  return { client, path, one: (id: string) => `${path}/${id}` };
+  return { client, projectId: project.id, path, one: (id: string) => `${path}/${id}` };
 }
 
 const invalid = (path: string) => ({
@@ -40,12 +40,13 @@ const invalid = (path: string) => ({
 
 describe('service settings', () => {
   let client: ApiClient;
+  let projectId: string;
   let path: string;
   let one: (id: string) => string;
   const stored = (id: string) => app().models.services.findById(id).lean();
 
   beforeEach(async () => {
-    ({ client, path, one } = await servicesOf(app().url));
+    ({ client, projectId, path, one } = await servicesOf(app().url));
   });
 
   it('default when a service is created with a name only, and every answer carries them', async () => {
@@ -77,7 +78,7 @@ describe('service settings', () => {
   });
 
   it('change one at a time with PATCH, the others kept', async () => {
-    const service = await buildService(client, path.split('/')[3]!, SETTINGS);
+    const service = await buildService(client, projectId, SETTINGS);
 
     const response = await client.patch(one(service.id), { startCommand: 'npm start' });
 
@@ -87,7 +88,7 @@ describe('service settings', () => {
   });
 
   it('are cleared by null: to none, or back to their default', async () => {
-    const service = await buildService(client, path.split('/')[3]!, SETTINGS);
+    const service = await buildService(client, projectId, SETTINGS);
 
     const response = await client.patch(one(service.id), {
       repository: null,
@@ -104,7 +105,7 @@ describe('service settings', () => {
   });
 
   it('refuse a PATCH that changes nothing', async () => {
-    const service = await buildService(client, path.split('/')[3]!);
+    const service = await buildService(client, projectId);
 
     const response = await client.patch(one(service.id), {});
 
@@ -183,7 +184,7 @@ describe('service settings', () => {
   ])(
     'refuse with 400 VALIDATION_ERROR, on create and on PATCH, when %s',
     async (_case, body, field) => {
-      const service = await buildService(client, path.split('/')[3]!, SETTINGS);
+      const service = await buildService(client, projectId, SETTINGS);
 
       const created = await client.post(path, { name: 'refused', ...body });
       const patched = await client.patch(one(service.id), body);
