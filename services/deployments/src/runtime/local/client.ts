@@ -44,9 +44,10 @@ export class RuntimeClient {
 
   /**
    * Starts a release on a free port and waits for `GET healthCheckPath` to answer 2xx/3xx
-   * within `healthTimeoutMs`. Resolves with state `ready` (promote it) or `failed` (stopped
-   * already; `failure` says why; what is live is untouched). The release's log is written from
-   * its first line: read it with readLog meanwhile.
+   * within `healthTimeoutMs`. Resolves with state `ready` (promote it), `failed` (stopped
+   * already; `failure` says why; what is live is untouched) or `stopped` (stopRelease or
+   * stopService was called meanwhile). The release's log is written from its first line: read
+   * it with readLog meanwhile.
    */
   start(spec: ReleaseSpec): Promise<ReleaseInfo> {
     return this.call('POST', '/releases', spec);

@@ -162,6 +162,29 @@ describe('the local runtime', () => {
     expect(text).toContain('==> failed: GET /healthz');
   });
 
+  it('stops a release that is waiting for its health check (a cancel), which resolves its start as stopped', async () => {
+    const { client } = runtime();
+    const spec = testRelease('svc-cancel', 'v1', {
+      appEnv: { UNHEALTHY: '1' },
+      healthTimeoutMs: 30_000,
+    });
+    const starting = client.start(spec);
+    const waiting = await waitFor(async () => {
+      const info = await client.describe(spec.releaseId).catch(() => null);
+      return info?.state === 'starting' && info.pid ? info : null;
+    });
+
+    await client.stopRelease(spec.releaseId);
+    const started = await starting;
+
+    expect(started).toMatchObject({
+      state: 'stopped',
+      failure: 'stopped before it answered healthy',
+      pid: null,
+    });
+    expect(isRunning(waiting.pid!)).toBe(false);
+  });
+
   it('fails a release whose process exits before it is healthy', async () => {
     const { client } = runtime();
     const spec = testRelease('svc-exits', 'v1', { command: 'echo "no such app" >&2; exit 7' });

@@ -315,9 +315,8 @@ export class Supervisor {
     const deadline = Date.now() + healthTimeoutMs;
     let last = 'no answer';
     for (;;) {
-      const launched = release.process;
-      if (!launched) return `exited before GET ${healthCheckPath} answered healthy`;
       if (release.stopping) return 'stopped before it answered healthy';
+      if (!release.process) return `exited before GET ${healthCheckPath} answered healthy`;
       const status = await healthStatus(release.port, healthCheckPath);
       if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
       last = typeof status === 'number' ? `status ${status}` : status;
