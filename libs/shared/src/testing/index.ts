@@ -4,3 +4,4 @@ export * from './kafka';
 export * from './env';
 export * from './processes';
 export * from './gateway-client';
+export * from './git-fixture';
