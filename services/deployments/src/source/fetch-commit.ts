@@ -1,0 +1,330 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { LookupHost } from '@platform/shared';
+import { checkRepository, displayUrl } from './repository-url';
+import { SourceError } from './source-error';
+
+export interface FetchCommitOptions {
+  /** The service's `repository` (checked again here, at the moment of fetching). */
+  repository: string;
+  /** The service's `branch`: fetched along with the commit; a short hash is looked up on it. */
+  branch: string;
+  /** 7 to 64 hex characters (contracts.md); a full hash is 40 (SHA-1) or 64 (SHA-256). */
+  commitHash: string;
+  /** The workspace: a directory that does not exist yet (or is empty); removed if the fetch fails. */
+  into: string;
+  /** SOURCE_ALLOW_LOCAL: `http:` and `file:` URLs and private hosts are allowed (local stack). */
+  allowLocal: boolean;
+  /** The whole fetch's time limit (SOURCE_FETCH_TIMEOUT); default 2 minutes. */
+  timeoutMs?: number;
+  /** Receives each line the deployment's log should show. */
+  onLog?: (line: string) => void;
+  /** Aborting it stops git at once (SIGKILL to its process group): a cancelled deployment. */
+  signal?: AbortSignal;
+  /** How host names are resolved for the address check; a seam for tests. */
+  lookupHost?: LookupHost;
+}
+
+export interface FetchedCommit {
+  /** The full hash that is checked out (a short hash resolved). */
+  commitHash: string;
+  /** Its message, as the deployment's `commitMessage` learns it (trailing newlines trimmed). */
+  commitMessage: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const FULL_HASH = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/**
+ * Fetches exactly `commitHash` of `repository` into the fresh workspace `into` and checks it
+ * out (detached HEAD), with the real git, isolated from this machine: no system or global
+ * config, a throwaway HOME, no credential helper, no terminal prompt, only the allowed
+ * protocols (`protocol.allow`), no redirects, the checked host addresses pinned.
+ *
+ * A full hash is fetched shallow (`--depth=1`) together with `branch`
+ * (`refs/remotes/origin/<branch>`). Servers do not serve abbreviated hashes, so a short one
+ * (7 to 39 characters) is resolved against the history of `branch`, fetched without blobs and
+ * trees where the server supports filters (else whole): exactly one commit of the branch must
+ * start with it. Fails with a `SourceError` whose message is also the last log line:
+ * `commit <hash> is not in <repository>`, `branch <branch> is not in <repository>`,
+ * `could not fetch <repository>: …`, `repository <repository> is refused: …`.
+ */
+export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedCommit> {
+  const log = options.onLog ?? (() => undefined);
+  const shown = displayUrl(options.repository);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  const stop = options.signal
+    ? AbortSignal.any([options.signal, deadline.signal])
+    : deadline.signal;
+  const stopped = () =>
+    options.signal?.aborted
+      ? new SourceError('cancelled', `the fetch of ${shown} was cancelled`)
+      : new SourceError('timeout', `the fetch of ${shown} took longer than ${timeoutMs} ms`);
+  let home: string | undefined;
+  let created = false;
+  try {
+    const commitHash = options.commitHash.toLowerCase();
+    if (!/^[0-9a-f]{7,64}$/.test(commitHash)) {
+      throw new SourceError('invalid', `${options.commitHash} is not a commit hash (7 to 64 hex)`);
+    }
+    if (!isBranchName(options.branch)) {
+      throw new SourceError('invalid', `${options.branch} is not a branch name`);
+    }
+    log(`==> fetching commit ${commitHash} (branch ${options.branch}) from ${shown}`);
+    const checked = await checkRepository(options.repository, options);
+    if (stop.aborted) throw stopped();
+
+    await prepareWorkspace(options.into);
+    created = true;
+    home = await mkdtemp(path.join(tmpdir(), 'platform-git-home-'));
+    const git = gitRunner({
+      cwd: options.into,
+      home,
+      allowLocal: options.allowLocal,
+      pinned: checked.pinnedAddresses,
+      signal: stop,
+    });
+    const gitOrStopped = async (args: string[]) => {
+      const result = await git(args);
+      if (stop.aborted) throw stopped();
+      return result;
+    };
+    const mustGit = async (args: string[]) => {
+      const result = await gitOrStopped(args);
+      if (result.code !== 0) {
+        throw new SourceError(
+          'unreachable',
+          `git ${args[0]} failed: ${lastGitLine(result.stderr)}`,
+        );
+      }
+      return result;
+    };
+
+    await mustGit(['init', '--quiet']);
+    await mustGit(['remote', 'add', 'origin', checked.url.href]);
+    const branchRef = `+refs/heads/${options.branch}:refs/remotes/origin/${options.branch}`;
+    let fullHash = commitHash;
+    if (FULL_HASH.test(commitHash)) {
+      const fetched = await gitOrStopped([
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-recurse-submodules',
+        '--depth=1',
+        'origin',
+        commitHash,
+        branchRef,
+      ]);
+      if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, options.branch, shown);
+    } else {
+      const fetched = await gitOrStopped([
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-recurse-submodules',
+        '--filter=tree:0',
+        'origin',
+        branchRef,
+      ]);
+      if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, options.branch, shown);
+      const history = await mustGit(['rev-list', `refs/remotes/origin/${options.branch}`]);
+      const matches = history.stdout.split('\n').filter((hash) => hash.startsWith(commitHash));
+      if (matches.length === 0) {
+        throw new SourceError(
+          'unknown-commit',
+          `commit ${commitHash} is not in ${shown} (a short hash is looked up on branch ${options.branch})`,
+        );
+      }
+      if (matches.length > 1) {
+        throw new SourceError(
+          'ambiguous-commit',
+          `commit ${commitHash} is ambiguous in ${shown}: ${matches.length} commits of branch ${options.branch} start with it`,
+        );
+      }
+      fullHash = matches[0]!;
+      log(`${commitHash} is commit ${fullHash} of branch ${options.branch}`);
+    }
+
+    const checkout = await gitOrStopped([
+      '-c',
+      'advice.detachedHead=false',
+      'checkout',
+      '--quiet',
+      '--detach',
+      fullHash,
+    ]);
+    if (checkout.code !== 0) {
+      throw new SourceError(
+        'unreachable',
+        `could not check out ${fullHash}: ${lastGitLine(checkout.stderr)}`,
+      );
+    }
+    const head = await mustGit(['rev-parse', 'HEAD']);
+    if (head.stdout.trim() !== fullHash) {
+      throw new SourceError('unknown-commit', `commit ${commitHash} is not in ${shown}`);
+    }
+    const message = await mustGit(['log', '-1', '--format=%B', 'HEAD']);
+    const commitMessage = message.stdout.replace(/\n+$/, '');
+    log(`checked out ${fullHash}: ${commitMessage.split('\n')[0] ?? ''}`);
+    return { commitHash: fullHash, commitMessage };
+  } catch (err) {
+    const error =
+      err instanceof SourceError
+        ? err
+        : stop.aborted
+          ? stopped()
+          : new SourceError('unreachable', `could not fetch ${shown}: ${(err as Error).message}`);
+    log(error.message);
+    if (created) await rm(options.into, { recursive: true, force: true });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    if (home) await rm(home, { recursive: true, force: true });
+  }
+}
+
+function isBranchName(name: string): boolean {
+  return (
+    /^[A-Za-z0-9._/-]{1,255}$/.test(name) &&
+    !name.startsWith('-') &&
+    !name.startsWith('/') &&
+    !name.endsWith('/') &&
+    !name.endsWith('.lock') &&
+    !name.endsWith('.') &&
+    !name.includes('..') &&
+    !name.includes('//') &&
+    !name.split('/').some((part) => part.startsWith('.'))
+  );
+}
+
+async function prepareWorkspace(into: string): Promise<void> {
+  await mkdir(into, { recursive: true });
+  const entries = await readdir(into);
+  if (entries.length > 0) {
+    throw new SourceError('invalid', `the workspace ${into} is not empty`);
+  }
+}
+
+const lastGitLine = (stderr: string) =>
+  stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .filter((line) => /^(fatal|error):/.test(line))
+    .map((line) => line.replace(/^(fatal|error):\s*/, ''))
+    .join('; ') ||
+  stderr.trim().split('\n').pop() ||
+  'git failed';
+
+/** What a failed `git fetch` said, as the deployment's log line. */
+function fetchFailure(
+  stderr: string,
+  commitHash: string,
+  branch: string,
+  shown: string,
+): SourceError {
+  if (
+    /not our ref|unadvertised object|no such remote ref|couldn't find remote ref [0-9a-f]{7,}/i.test(
+      stderr,
+    )
+  ) {
+    return new SourceError('unknown-commit', `commit ${commitHash} is not in ${shown}`);
+  }
+  if (/couldn't find remote ref/i.test(stderr)) {
+    return new SourceError('unknown-branch', `branch ${branch} is not in ${shown}`);
+  }
+  if (/transport '.*' not allowed/.test(stderr)) {
+    return new SourceError('refused', `repository ${shown} is refused: ${lastGitLine(stderr)}`);
+  }
+  return new SourceError('unreachable', `could not fetch ${shown}: ${lastGitLine(stderr)}`);
+}
+
+interface GitResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs git in `cwd` with nothing of this machine's or this process's configuration: the
+ * environment is only PATH, a throwaway HOME and git's isolation switches; the allowed
+ * protocols and the pinned addresses go in as `-c` settings, which git hands down to the
+ * helpers it starts. Each git runs in its own process group, killed whole when `signal` aborts.
+ */
+function gitRunner({
+  cwd,
+  home,
+  allowLocal,
+  pinned,
+  signal,
+}: {
+  cwd: string;
+  home: string;
+  allowLocal: boolean;
+  pinned: string[];
+  signal: AbortSignal;
+}) {
+  const settings = [
+    'protocol.allow=never',
+    'protocol.https.allow=always',
+    ...(allowLocal ? ['protocol.http.allow=always', 'protocol.file.allow=always'] : []),
+    'credential.helper=',
+    'http.followRedirects=false',
+    'core.hooksPath=/dev/null',
+    'core.askPass=',
+    'submodule.recurse=false',
+    'init.defaultBranch=main',
+    ...pinned.map((entry) => `http.curloptResolve=${entry}`),
+  ].flatMap((setting) => ['-c', setting]);
+  const env = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    LC_ALL: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: 'false',
+    SSH_ASKPASS: 'false',
+    GIT_PROTOCOL_FROM_USER: '0',
+  };
+  return (args: string[]) =>
+    new Promise<GitResult>((resolve, reject) => {
+      if (signal.aborted) {
+        resolve({ code: null, stdout: '', stderr: '' });
+        return;
+      }
+      const child = spawn('git', [...settings, ...args], {
+        cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on(
+        'data',
+        (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-16_384)),
+      );
+      const kill = () => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      };
+      signal.addEventListener('abort', kill, { once: true });
+      child.once('error', (err) => {
+        signal.removeEventListener('abort', kill);
+        reject(err);
+      });
+      child.once('close', (code) => {
+        signal.removeEventListener('abort', kill);
+        resolve({ code, stdout, stderr });
+      });
+    });
+}

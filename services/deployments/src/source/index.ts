@@ -1,0 +1,3 @@
+export { fetchCommit, type FetchCommitOptions, type FetchedCommit } from './fetch-commit';
+export { checkRepository, displayUrl, type CheckedRepository } from './repository-url';
+export { SourceError, type SourceFailure } from './source-error';
