@@ -1,0 +1,150 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BuildStore, KEPT_BUILDS_PER_SERVICE, type BuildRef } from './build-store';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'build-store-test-'));
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const service = { projectId: 'p1', serviceId: 's1' };
+const ref = (deploymentId: string, where = service): BuildRef => ({ ...where, deploymentId });
+// Ids sort in the order they are made, as ObjectIds do.
+const id = (n: number) => `d${String(n).padStart(3, '0')}`;
+
+/** A build that ran: prepared, its workspace written, marked successful. */
+async function succeed(store: BuildStore, build: BuildRef, protect: string[] = []) {
+  const { workspace } = await store.prepare(build);
+  await mkdir(workspace);
+  await writeFile(path.join(workspace, 'server.js'), `// ${build.deploymentId}\n`);
+  return store.markSuccessful(build, { commitHash: 'a'.repeat(40), protect });
+}
+
+const keptIds = async (store: BuildStore, where = service) =>
+  (await store.list(where)).map((build) => build.deploymentId);
+
+describe('BuildStore', () => {
+  it('hands out a fresh directory per deployment and finds the build once it is marked successful', async () => {
+    const store = new BuildStore(root);
+    const build = ref(id(1));
+
+    const prepared = await store.prepare(build);
+    expect(prepared).toEqual({
+      dir: path.join(root, 'p1', 's1', id(1)),
+      workspace: path.join(root, 'p1', 's1', id(1), 'workspace'),
+    });
+    expect(existsSync(prepared.dir)).toBe(true);
+    expect(existsSync(prepared.workspace)).toBe(false);
+    expect(await store.find(build)).toBeNull();
+
+    const kept = await succeed(store, build);
+
+    expect(kept).toMatchObject({ ...build, ...prepared, commitHash: 'a'.repeat(40) });
+    expect(await store.find(build)).toEqual(kept);
+    expect(await store.find(ref(id(2)))).toBeNull();
+  });
+
+  it(`keeps the newest ${KEPT_BUILDS_PER_SERVICE} successful builds of a service and deletes the older ones`, async () => {
+    const store = new BuildStore(root);
+    const other = { projectId: 'p1', serviceId: 's2' };
+    await succeed(store, ref(id(1), other));
+
+    for (let n = 1; n <= 12; n += 1) await succeed(store, ref(id(n)));
+
+    expect(await keptIds(store)).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3].map(id));
+    expect(await store.find(ref(id(1)))).toBeNull();
+    expect(await store.find(ref(id(2)))).toBeNull();
+    expect(existsSync(path.join(root, 'p1', 's1', id(2)))).toBe(false);
+    expect(await keptIds(store, other)).toEqual([id(1)]);
+    expect(await readdir(path.join(root, '.trash'))).toEqual([]);
+  });
+
+  it('never deletes a protected build (the one serving now), nor a build still running', async () => {
+    const store = new BuildStore(root, { keepPerService: 2 });
+    await succeed(store, ref(id(1)));
+    const running = await store.prepare(ref(id(2)));
+    await mkdir(running.workspace);
+
+    for (let n = 3; n <= 5; n += 1) await succeed(store, ref(id(n)), [id(1)]);
+
+    expect(await keptIds(store)).toEqual([id(5), id(4), id(1)]);
+    expect(existsSync(running.workspace)).toBe(true);
+  });
+
+  it('keeps exactly the newest builds when workers sharing the directory finish at the same time', async () => {
+    const stores = [new BuildStore(root), new BuildStore(root), new BuildStore(root)];
+    for (let n = 1; n <= KEPT_BUILDS_PER_SERVICE; n += 1) await succeed(stores[0]!, ref(id(n)));
+
+    for (let round = 0; round < 5; round += 1) {
+      const first = KEPT_BUILDS_PER_SERVICE + 1 + round * stores.length;
+      const finishing = stores.map((_, i) => id(first + i));
+      await Promise.all(
+        finishing.map(async (deploymentId, i) => {
+          const { workspace } = await stores[i]!.prepare(ref(deploymentId));
+          await mkdir(workspace);
+        }),
+      );
+      await Promise.all(
+        finishing.map((deploymentId, i) =>
+          stores[i]!.markSuccessful(ref(deploymentId), { commitHash: 'b'.repeat(40) }),
+        ),
+      );
+      // Whatever order they wrote in, a last prune by anyone leaves the newest ten.
+      await stores[0]!.prune(service);
+
+      const kept = await keptIds(stores[0]!);
+      expect(kept).toHaveLength(KEPT_BUILDS_PER_SERVICE);
+      expect(kept).toEqual(expect.arrayContaining(finishing));
+    }
+    const directories = await readdir(path.join(root, 'p1', 's1'));
+    expect(directories.sort()).toEqual((await keptIds(stores[0]!)).sort());
+  });
+
+  it('starts an attempt afresh: prepare discards what an earlier attempt left', async () => {
+    const store = new BuildStore(root);
+    const build = ref(id(1));
+    await succeed(store, build);
+
+    const again = await store.prepare(build);
+
+    expect(await readdir(again.dir)).toEqual([]);
+    expect(await store.find(build)).toBeNull();
+  });
+
+  it('discards a failed build, and removes every build of a deleted service or project', async () => {
+    const store = new BuildStore(root);
+    const otherService = { projectId: 'p1', serviceId: 's2' };
+    const otherProject = { projectId: 'p2', serviceId: 's3' };
+    await store.prepare(ref(id(1)));
+    await succeed(store, ref(id(2)));
+    await succeed(store, ref(id(3), otherService));
+    await succeed(store, ref(id(4), otherProject));
+
+    await store.discard(ref(id(1)));
+    expect(existsSync(path.join(root, 'p1', 's1', id(1)))).toBe(false);
+    await store.discard(ref(id(99)));
+
+    await store.removeService(service);
+    expect(await keptIds(store)).toEqual([]);
+    expect(await keptIds(store, otherService)).toEqual([id(3)]);
+
+    await store.removeProject('p1');
+    expect(existsSync(path.join(root, 'p1'))).toBe(false);
+    expect(await keptIds(store, otherProject)).toEqual([id(4)]);
+    await store.removeProject('p1');
+  });
+
+  it('refuses ids that would leave its directory, and a relative directory', async () => {
+    const store = new BuildStore(root);
+
+    await expect(store.prepare(ref('../../etc'))).rejects.toThrow('deploymentId is not a valid id');
+    await expect(
+      store.find({ projectId: '..', serviceId: 's1', deploymentId: 'd1' }),
+    ).rejects.toThrow('projectId is not a valid id');
+    await expect(store.removeProject('a/b')).rejects.toThrow('projectId is not a valid id');
+    expect(() => new BuildStore('relative/builds')).toThrow('must be absolute');
+  });
+});

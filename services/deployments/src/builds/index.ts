@@ -1,0 +1,7 @@
+export {
+  BuildStore,
+  KEPT_BUILDS_PER_SERVICE,
+  type BuildDirectory,
+  type BuildRef,
+  type KeptBuild,
+} from './build-store';
