@@ -95,6 +95,35 @@ describe('deployments config', () => {
     expect(() => parse({ RUNTIME_ROUTER_PORT: '70000' })).toThrow('RUNTIME_ROUTER_PORT');
   });
 
+  it('reads the source and builds settings, with their defaults', () => {
+    expect(parse()).toMatchObject({
+      SOURCE_ALLOW_LOCAL: false,
+      SOURCE_FETCH_TIMEOUT: 120_000,
+      BUILDS_DIR: path.join(homedir(), '.cache/platform-dev/builds'),
+    });
+    expect(
+      parse({
+        SOURCE_ALLOW_LOCAL: 'true',
+        SOURCE_FETCH_TIMEOUT: '30s',
+        BUILDS_DIR: '/data/builds',
+      }),
+    ).toMatchObject({
+      SOURCE_ALLOW_LOCAL: true,
+      SOURCE_FETCH_TIMEOUT: 30_000,
+      BUILDS_DIR: '/data/builds',
+    });
+  });
+
+  it.each([
+    ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: 'yes' }],
+    ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '120' }],
+    ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '10ms' }],
+    ['BUILDS_DIR', { BUILDS_DIR: 'builds' }],
+    ['BUILDS_DIR', { BUILDS_DIR: '' }],
+  ])('refuses a bad %s', (name, env) => {
+    expect(() => parse(env)).toThrow(name);
+  });
+
   it('runs code without a sandbox only when ALLOW_UNSANDBOXED=true, and never in production', () => {
     expect(() => parse({ SANDBOX: 'none' })).toThrow('ALLOW_UNSANDBOXED=true');
     expect(parse({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' })).toMatchObject({

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { booleanEnv, consumerEnv, durationEnv, portEnv, serviceEnv } from '@platform/shared';
 import { DEFAULT_ROUTER_PORT, defaultRuntimeDir } from './runtime/local/supervisor.config';
+import { defaultBuildsDir } from './builds/build-store';
 
 const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
 const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -79,6 +80,22 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      * deployment is FAILED (contracts.md names it HEALTH_CHECK_TIMEOUT_SECONDS, 60).
      */
     HEALTH_CHECK_TIMEOUT: durationEnv('60s', { min: '1s', max: '1h' }),
+    /**
+     * true: a service's repository may be `http://` or `file://` and its host private or
+     * loopback (contracts.md; the local stack sets it). Otherwise only `https://` to public hosts.
+     */
+    SOURCE_ALLOW_LOCAL: booleanEnv(false),
+    /** The time limit of fetching a deployment's commit; past it the deployment is FAILED. */
+    SOURCE_FETCH_TIMEOUT: durationEnv('2m', { min: '1s', max: '1h' }),
+    /**
+     * Where builds are kept (src/builds, README.md "Source and builds"): a directory per
+     * deployment, the last 10 successful of each service. A volume in a container, shared by
+     * the replicas that build and the runtime that starts them.
+     */
+    BUILDS_DIR: z
+      .string()
+      .refine((value) => path.isAbsolute(value), 'must be an absolute path')
+      .default(defaultBuildsDir()),
   })
   .refine((config) => config.PIPELINE_HEARTBEAT < config.PIPELINE_LEASE, {
     path: ['PIPELINE_HEARTBEAT'],

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
 
 /** Which deployment's build. Ids are path segments: letters, digits, `_` and `-` only. */
@@ -28,6 +29,9 @@ export interface KeptBuild extends BuildRef, BuildDirectory {
 type BuildRecord = Omit<KeptBuild, 'dir' | 'workspace'>;
 
 export const KEPT_BUILDS_PER_SERVICE = 10;
+
+/** Where builds are kept unless BUILDS_DIR says otherwise (a development machine). */
+export const defaultBuildsDir = () => path.join(homedir(), '.cache/platform-dev/builds');
 const RECORD = 'build.json';
 const WORKSPACE = 'workspace';
 const TRASH = '.trash';

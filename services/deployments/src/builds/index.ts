@@ -1,5 +1,6 @@
 export {
   BuildStore,
+  defaultBuildsDir,
   KEPT_BUILDS_PER_SERVICE,
   type BuildDirectory,
   type BuildRef,
