@@ -168,6 +168,20 @@ describe('the git fixture', () => {
     expect(await exited).toBe(1);
   });
 
+  it('serves the repository over smart HTTP', async () => {
+    const repo = repository();
+    const commit = await repo.commit({ greeting: 'over http' });
+    const served = await repo.serveHttp();
+
+    const dir = await checkout(served.url, commit.hash);
+
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/app\.git$/);
+    expect(JSON.parse(await readFile(path.join(dir, 'app.json'), 'utf8')).revision).toBe(
+      commit.revision,
+    );
+    expect(served.requests()).toBeGreaterThan(0);
+  });
+
   it('puts commits on another branch, starting from the repository branch', async () => {
     const repo = repository();
     const base = await repo.commit();

@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -86,7 +88,12 @@ export interface AppRepository {
   commit(options?: AppCommitOptions): Promise<AppCommit>;
   /** The full hash `branch` (default the repository's) points at, or null when it does not exist. */
   head(branch?: string): Promise<string | null>;
-  /** Removes the repository and its temporary directory. */
+  /**
+   * Serves the repository over git's smart HTTP protocol (`git http-backend`) on 127.0.0.1:
+   * `url` is `http://127.0.0.1:<port>/app.git`; `requests` counts what it answered.
+   */
+  serveHttp(): Promise<{ url: string; requests(): number; close(): Promise<void> }>;
+  /** Removes the repository and its temporary directory (and stops its HTTP servers). */
   close(): Promise<void>;
 }
 
@@ -304,6 +311,13 @@ export async function createAppRepository(
     }
   };
 
+  const servers: (() => Promise<void>)[] = [];
+  const serveHttp = async () => {
+    const served = await serveOverHttp(bare, env);
+    servers.push(served.close);
+    return served;
+  };
+
   return {
     url: pathToFileURL(bare).href,
     path: bare,
@@ -315,6 +329,78 @@ export async function createAppRepository(
       return result;
     },
     head,
-    close: () => rm(base, { recursive: true, force: true }),
+    serveHttp,
+    close: async () => {
+      await Promise.all(servers.splice(0).map((close) => close()));
+      await rm(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `git http-backend` as a CGI behind a node HTTP server: the smart HTTP protocol, no auth. */
+async function serveOverHttp(bare: string, env: Record<string, string>) {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests += 1;
+    const url = new URL(req.url ?? '/', 'http://fixture');
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(', ') : (value ?? '');
+    };
+    const child = spawn('git', ['http-backend'], {
+      env: {
+        ...env,
+        GIT_PROJECT_ROOT: path.dirname(bare),
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? 'GET',
+        CONTENT_TYPE: header('content-type'),
+        ...(req.headers['content-length'] ? { CONTENT_LENGTH: header('content-length') } : {}),
+        HTTP_CONTENT_ENCODING: header('content-encoding'),
+        GIT_PROTOCOL: header('git-protocol'),
+        REMOTE_ADDR: req.socket.remoteAddress ?? '127.0.0.1',
+      },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    req.pipe(child.stdin);
+    let head = Buffer.alloc(0);
+    let headersSent = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (headersSent) {
+        res.write(chunk);
+        return;
+      }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const lines = head.subarray(0, end).toString().split('\r\n');
+      let status = 200;
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).trim();
+        const value = line.slice(colon + 1).trim();
+        if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10);
+        else res.setHeader(name, value);
+      }
+      res.writeHead(status);
+      headersSent = true;
+      res.write(head.subarray(end + 4));
+    });
+    child.on('close', () => {
+      if (!headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/${path.basename(bare)}`,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
