@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -225,6 +226,86 @@ describe('fetchCommit', () => {
     await expect(result).rejects.toMatchObject({
       reason: 'unreachable',
       message: expect.stringMatching(new RegExp(`^could not fetch ${repository}: `)),
+    });
+  });
+
+  describe('over HTTP', () => {
+    /** A server answering every request with `status` and `headers`; closed after the test. */
+    async function answering(status: number, headers: Record<string, string>) {
+      const server = createHttpServer((_req, res) => res.writeHead(status, headers).end());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      );
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}/app.git`;
+    }
+    const closers: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      await Promise.all(closers.splice(0).map((close) => close()));
+    });
+
+    it('fetches exactly the commit from an http:// repository with allowLocal', async () => {
+      const repo = repository();
+      const wanted = await repo.commit();
+      await repo.commit();
+      const served = await repo.serveHttp();
+      const { result, into } = fetchLogged({ repository: served.url, commitHash: wanted.hash });
+
+      await expect(result).resolves.toMatchObject({ commitHash: wanted.hash });
+      expect(await revisionIn(into)).toBe(wanted.revision);
+      expect(await git(into, 'rev-parse', '--is-shallow-repository')).toBe('true');
+    });
+
+    it('connects to the addresses it checked, never resolving the name again', async () => {
+      const repo = repository();
+      const wanted = await repo.commit();
+      const served = new URL((await repo.serveHttp()).url);
+      // Only the fetch's own lookup knows this name: git reaches it through the pinned address.
+      const byName = `http://git.fixture.invalid:${served.port}${served.pathname}`;
+      const looked: string[] = [];
+      const { result } = fetchLogged({
+        repository: byName,
+        commitHash: wanted.hash,
+        lookupHost: async (host) => {
+          looked.push(host);
+          return [{ address: '127.0.0.1' }];
+        },
+      });
+
+      await expect(result).resolves.toMatchObject({ commitHash: wanted.hash });
+      expect(looked).toEqual(['git.fixture.invalid']);
+    });
+
+    it('does not follow a redirect', async () => {
+      const repo = repository();
+      const commit = await repo.commit();
+      const served = await repo.serveHttp();
+      const redirecting = await answering(301, { location: served.url + '/info/refs' });
+      const { result } = fetchLogged({ repository: redirecting, commitHash: commit.hash });
+
+      await expect(result).rejects.toMatchObject({
+        reason: 'unreachable',
+        message: expect.stringMatching(new RegExp(`^could not fetch ${redirecting}: `)),
+      });
+      expect(served.requests()).toBe(0);
+    });
+
+    it('fails at once, asking nobody, when the server wants credentials', async () => {
+      const guarded = await answering(401, { 'www-authenticate': 'Basic realm="git"' });
+      const { result } = fetchLogged({
+        repository: guarded,
+        commitHash: 'd'.repeat(40),
+        timeoutMs: 10_000,
+      });
+
+      await expect(result).rejects.toMatchObject({
+        reason: 'unreachable',
+        message: expect.stringMatching(/^could not fetch .*terminal prompts disabled/),
+      });
     });
   });
 

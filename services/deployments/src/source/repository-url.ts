@@ -7,7 +7,8 @@ export interface CheckedRepository {
   url: URL;
   /**
    * `http.curloptResolve` entries (`host:port:address`) that pin git's connection to the
-   * addresses checked here, so a DNS answer that changes after the check cannot lead inside.
+   * addresses resolved (and checked) here, so a DNS answer that changes after the check cannot
+   * lead inside. Made for every host name, with `allowLocal` too (one path, tested locally).
    */
   pinnedAddresses: string[];
 }
@@ -58,8 +59,6 @@ export async function checkRepository(
     }
     return { url, pinnedAddresses: [] };
   }
-  if (allowLocal) return { url, pinnedAddresses: [] };
-
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   if (isIP(host)) {
@@ -74,7 +73,7 @@ export async function checkRepository(
       throw new SourceError('unreachable', `could not fetch ${shown}: ${host} does not resolve`);
     }
   }
-  for (const address of addresses) {
+  for (const address of allowLocal ? [] : addresses) {
     const kind = classifyAddress(address) ?? 'reserved';
     if (kind !== 'public') throw refuse(`${host} resolves to a ${kind} address (${address})`);
   }
