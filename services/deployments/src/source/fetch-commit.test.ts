@@ -349,6 +349,19 @@ describe('fetchCommit', () => {
       });
     });
 
+    it('counts a host name lookup that never answers in the time limit', async () => {
+      const { result, into } = fetchLogged({
+        repository: 'https://slow-dns.test/app.git',
+        commitHash: 'c'.repeat(40),
+        allowLocal: false,
+        timeoutMs: 300,
+        lookupHost: () => new Promise(() => undefined),
+      });
+
+      await expect(result).rejects.toMatchObject({ reason: 'timeout' });
+      expect(existsSync(into)).toBe(false);
+    });
+
     it('fails as timed out after timeoutMs', async () => {
       const { result } = await fetchLogged({
         repository: url,

@@ -75,8 +75,8 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
       throw new SourceError('invalid', `${options.branch} is not a branch name`);
     }
     log(`==> fetching commit ${commitHash} (branch ${options.branch}) from ${shown}`);
-    const checked = await checkRepository(options.repository, options);
-    if (stop.aborted) throw stopped();
+    // A name lookup has no signal of its own: the time limit and a cancel stop the wait.
+    const checked = await untilStopped(checkRepository(options.repository, options), stop, stopped);
 
     await prepareWorkspace(options.into);
     created = true;
@@ -106,48 +106,14 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
 
     await mustGit(['init', '--quiet']);
     await mustGit(['remote', 'add', 'origin', checked.url.href]);
-    const branchRef = `+refs/heads/${options.branch}:refs/remotes/origin/${options.branch}`;
-    let fullHash = commitHash;
-    if (FULL_HASH.test(commitHash)) {
-      const fetched = await gitOrStopped([
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-recurse-submodules',
-        '--depth=1',
-        'origin',
-        commitHash,
-        branchRef,
-      ]);
-      if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, options.branch, shown);
-    } else {
-      const fetched = await gitOrStopped([
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-recurse-submodules',
-        '--filter=tree:0',
-        'origin',
-        branchRef,
-      ]);
-      if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, options.branch, shown);
-      const history = await mustGit(['rev-list', `refs/remotes/origin/${options.branch}`]);
-      const matches = history.stdout.split('\n').filter((hash) => hash.startsWith(commitHash));
-      if (matches.length === 0) {
-        throw new SourceError(
-          'unknown-commit',
-          `commit ${commitHash} is not in ${shown} (a short hash is looked up on branch ${options.branch})`,
-        );
-      }
-      if (matches.length > 1) {
-        throw new SourceError(
-          'ambiguous-commit',
-          `commit ${commitHash} is ambiguous in ${shown}: ${matches.length} commits of branch ${options.branch} start with it`,
-        );
-      }
-      fullHash = matches[0]!;
+    const fullHash = await fetchObjects(
+      { gitOrStopped, mustGit },
+      commitHash,
+      options.branch,
+      shown,
+    );
+    if (fullHash !== commitHash)
       log(`${commitHash} is commit ${fullHash} of branch ${options.branch}`);
-    }
 
     const checkout = await gitOrStopped([
       '-c',
@@ -185,6 +151,69 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
     clearTimeout(timer);
     if (home) await rm(home, { recursive: true, force: true });
   }
+}
+
+type RunGit = (args: string[]) => Promise<GitResult>;
+
+/**
+ * Fetches what the checkout of `commitHash` needs into the workspace's repository (the branch
+ * along with it); resolves with the full hash, a short one resolved on the branch.
+ */
+async function fetchObjects(
+  { gitOrStopped, mustGit }: { gitOrStopped: RunGit; mustGit: RunGit },
+  commitHash: string,
+  branch: string,
+  shown: string,
+): Promise<string> {
+  const fetch = async (args: string[]) => {
+    const fetched = await gitOrStopped([
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-recurse-submodules',
+      ...args,
+    ]);
+    if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, branch, shown);
+  };
+  const branchRef = `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
+  if (FULL_HASH.test(commitHash)) {
+    await fetch(['--depth=1', 'origin', commitHash, branchRef]);
+    return commitHash;
+  }
+  await fetch(['--filter=tree:0', 'origin', branchRef]);
+  const history = await mustGit(['rev-list', `refs/remotes/origin/${branch}`]);
+  const matches = history.stdout.split('\n').filter((hash) => hash.startsWith(commitHash));
+  if (matches.length === 0) {
+    throw new SourceError(
+      'unknown-commit',
+      `commit ${commitHash} is not in ${shown} (a short hash is looked up on branch ${branch})`,
+    );
+  }
+  if (matches.length > 1) {
+    throw new SourceError(
+      'ambiguous-commit',
+      `commit ${commitHash} is ambiguous in ${shown}: ${matches.length} commits of branch ${branch} start with it`,
+    );
+  }
+  return matches[0]!;
+}
+
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal, stopped: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(stopped());
+    if (signal.aborted) abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function isBranchName(name: string): boolean {
