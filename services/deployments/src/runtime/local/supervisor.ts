@@ -87,9 +87,11 @@ export class Release {
   readonly startedAt = new Date();
   private drained?: () => void;
 
+  /** Its app's PORT, the same across restarts; 0 until one is found. */
+  port = 0;
+
   constructor(
     readonly spec: ReleaseSpec,
-    readonly port: number,
     readonly logFile: string,
     readonly log: WriteStream,
   ) {}
@@ -153,11 +155,12 @@ export class Supervisor {
     if (this.releases.has(spec.releaseId)) {
       throw conflict(`Release ${spec.releaseId} was started already.`);
     }
-    const port = await freePort();
     const logFile = path.join(this.logDir, `${spec.releaseId}.log`);
-    const release = new Release(spec, port, logFile, createWriteStream(logFile, { flags: 'a' }));
+    const release = new Release(spec, logFile, createWriteStream(logFile, { flags: 'a' }));
+    // Known from here on (a stop or a second start with its id sees it), before any wait.
     this.releases.set(spec.releaseId, release);
-    release.write(`starting \`${spec.command}\` on port ${port}`);
+    release.port = await freePort();
+    release.write(`starting \`${spec.command}\` on port ${release.port}`);
     try {
       await this.launch(release);
     } catch (err) {
@@ -253,6 +256,7 @@ export class Supervisor {
   }
 
   private async launch(release: Release): Promise<void> {
+    if (release.stopping) return;
     const { spec } = release;
     const launched = await this.options.launcher.start({
       workspace: spec.workspace,
@@ -261,6 +265,11 @@ export class Supervisor {
       env: { ...spec.env, PORT: String(release.port) },
       onOutput: (chunk) => release.output(chunk),
     });
+    if (release.stopping) {
+      // Stopped while its process was being started: nothing may outlive the stop.
+      await launched.stop(this.options.stopGraceMs);
+      return;
+    }
     release.process = launched;
     release.write(`started, pid ${launched.pid}`);
     void launched.exited.then(({ code, signal }) => {
@@ -290,7 +299,6 @@ export class Supervisor {
     );
     release.restartTimes.push(now);
     release.restarts++;
-    const wasLive = release.state === 'live';
     release.state = 'restarting';
     release.write(
       `restarting in ${delay} ms (restart ${release.restartTimes.length} of ${restart.limit} within ${restart.windowMs} ms)`,
@@ -299,7 +307,9 @@ export class Supervisor {
       if (release.stopping) return;
       this.launch(release).then(
         () => {
-          if (!release.stopping) release.state = wasLive ? 'live' : 'ready';
+          if (release.stopping || !release.process) return;
+          const routed = this.liveByService.get(release.spec.serviceId) === release;
+          release.state = routed ? 'live' : 'ready';
         },
         (err: Error) => {
           release.write(`restart failed: ${err.message}`);
