@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnv, commaList, loadConfig, parseConfig } from './config';
+import { EXAMPLE_SECRETS, baseEnv, commaList, loadConfig, parseConfig } from './config';
 
 const schema = baseEnv.extend({
   KAFKA_BROKERS: commaList(),
@@ -48,5 +48,19 @@ describe('config loading', () => {
 
   it('throws from parseConfig instead of exiting', () => {
     expect(() => parseConfig(schema, {})).toThrow(z.ZodError);
+  });
+
+  it('refuses a published example secret in production, naming the setting, and only there', () => {
+    const env = { KAFKA_BROKERS: 'a:9092', INTERNAL_SECRET: EXAMPLE_SECRETS[0] };
+    expect(() => parseConfig(schema, { ...env, NODE_ENV: 'production' })).toThrow(
+      /^INTERNAL_SECRET: is a published example value/,
+    );
+    expect(parseConfig(schema, { ...env, NODE_ENV: 'development' }).INTERNAL_SECRET).toBe(
+      EXAMPLE_SECRETS[0],
+    );
+    expect(
+      parseConfig(schema, { ...env, NODE_ENV: 'production', INTERNAL_SECRET: 'y'.repeat(40) })
+        .NODE_ENV,
+    ).toBe('production');
   });
 });

@@ -1,18 +1,43 @@
 import { z } from 'zod';
 
 /**
+ * The secrets published with the platform for local use (scripts/start.sh, docker-compose.yml's
+ * defaults, the Kubernetes development overlay): anyone can read them, so a process started with
+ * NODE_ENV=production refuses them (contracts.md, Trust). tools/manifest-check checks that every
+ * secret those files define is listed here.
+ */
+export const EXAMPLE_SECRETS: readonly string[] = [
+  'local-development-internal-secret-0123456789',
+  'local-development-session-secret-0123456789',
+  'local-dev:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=',
+  'dev-only-internal-secret-not-for-production-0000',
+  'dev-only-session-secret-not-for-production-0000',
+  'dev-only:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=',
+];
+
+/** In production, every setting whose value is a published example secret, one line each. */
+export function exampleSecretsIn(env: Record<string, unknown>): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  return Object.entries(env)
+    .filter(([, value]) => typeof value === 'string' && EXAMPLE_SECRETS.includes(value))
+    .map(([name]) => `${name}: is a published example value; production needs a secret of its own`);
+}
+
+/**
  * Parses `env` against `schema` once, at start-up. On any problem it prints every issue, one
  * line each, and exits 1, so a misconfigured process never half-starts. Only `main.ts` calls it.
+ * In production a published example secret is such a problem.
  */
 export function loadConfig<S extends z.ZodTypeAny>(
   schema: S,
   env: NodeJS.ProcessEnv = process.env,
 ): Readonly<z.infer<S>> {
   const result = schema.safeParse(env);
-  if (!result.success) {
-    for (const issue of result.error.issues) {
-      process.stderr.write(`config: ${issue.path.join('.') || '(env)'}: ${issue.message}\n`);
-    }
+  const problems = result.success
+    ? exampleSecretsIn(result.data as Record<string, unknown>)
+    : result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  if (!result.success || problems.length > 0) {
+    for (const problem of problems) process.stderr.write(`config: ${problem}\n`);
     process.exit(1);
   }
   return Object.freeze(result.data);
@@ -20,7 +45,10 @@ export function loadConfig<S extends z.ZodTypeAny>(
 
 /** Same as loadConfig, but throws instead of exiting: for tests of a service's config schema. */
 export function parseConfig<S extends z.ZodTypeAny>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
-  return schema.parse(env);
+  const config = schema.parse(env);
+  const problems = exampleSecretsIn(config as Record<string, unknown>);
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  return config;
 }
 
 /** A comma-separated list, trimmed, empty items dropped. */

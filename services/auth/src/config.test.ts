@@ -10,6 +10,11 @@ const parse = (env: Record<string, string | undefined> = {}) =>
   });
 
 describe('auth config', () => {
+  it("takes Google's own certificates URL in production", () => {
+    const certs = 'https://www.googleapis.com/oauth2/v1/certs';
+    expect(parse({ NODE_ENV: 'production', GOOGLE_CERTS_URL: certs }).GOOGLE_CERTS_URL).toBe(certs);
+  });
+
   it('defaults to port 4001, the platform_auth database and Google’s own certificates', () => {
     const config = parse();
 
@@ -24,6 +29,16 @@ describe('auth config', () => {
     [
       'with a certificates URL that is not a URL',
       { GOOGLE_CERTS_URL: 'certs' },
+      /GOOGLE_CERTS_URL/,
+    ],
+    [
+      'in production with development certificates over http',
+      { NODE_ENV: 'production', GOOGLE_CERTS_URL: 'http://dev-idp:4010/certs' },
+      /must be https:\/\/www.googleapis.com/,
+    ],
+    [
+      'in production with certificates from another host',
+      { NODE_ENV: 'production', GOOGLE_CERTS_URL: 'https://certs.example.com/oauth2/v1/certs' },
       /GOOGLE_CERTS_URL/,
     ],
   ])('refuses to start %s', (_case, env, message) => {

@@ -31,7 +31,6 @@ describe('gateway config', () => {
       LOGIN_RATE_LIMIT_PER_MINUTE: 20,
       UPSTREAM_TIMEOUT_MS: 30_000,
       UPSTREAM_CONCURRENCY: 128,
-      DEV_IDP_URL: undefined,
       APPS_HOST_SUFFIX: '.localhost',
       RUNTIME_ROUTER_URL: 'http://127.0.0.1:4020',
       APPS_IDLE_TIMEOUT: 5 * MINUTE_MS,
@@ -71,11 +70,7 @@ describe('gateway config', () => {
       { ALLOWED_ORIGINS: 'https://a.example/, http://b.example:8080' },
       { ALLOWED_ORIGINS: ['https://a.example', 'http://b.example:8080'] },
     ],
-    [
-      'production as Secure cookies and no dev-idp',
-      { NODE_ENV: 'production', DEV_IDP_URL: 'http://dev-idp:4010' },
-      { COOKIE_SECURE: true, DEV_IDP_URL: undefined },
-    ],
+    ['production as Secure cookies', { NODE_ENV: 'production' }, { COOKIE_SECURE: true }],
     [
       'the apps host suffix, lower-cased',
       { APPS_HOST_SUFFIX: '.Apps.Example.com' },
@@ -93,6 +88,11 @@ describe('gateway config', () => {
 
   it.each([
     ['a short SESSION_SECRET', { SESSION_SECRET: 'short' }, /SESSION_SECRET/],
+    [
+      'the development identity provider in production',
+      { NODE_ENV: 'production', DEV_IDP_URL: 'http://dev-idp:4010' },
+      /must not be set in production/,
+    ],
     ['a missing service URL', { WEBHOOKS_URL: undefined }, /WEBHOOKS_URL/],
     ['a bad duration', { SESSION_ABSOLUTE_TTL: 'a month' }, /SESSION_ABSOLUTE_TTL/],
     ['a lifetime without a unit', { SESSION_ABSOLUTE_TTL: '3600' }, /SESSION_ABSOLUTE_TTL/],

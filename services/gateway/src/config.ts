@@ -73,6 +73,16 @@ export const configSchema = baseEnv
      */
     UPSTREAM_CONCURRENCY: count(128),
   })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.DEV_IDP_URL !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DEV_IDP_URL'],
+        message:
+          'must not be set in production: the development identity provider signs for anyone',
+      });
+    }
+  })
   .transform(
     ({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, IP_RATE_LIMIT_PER_MINUTE, ...env }) => ({
       ...env,
@@ -81,7 +91,6 @@ export const configSchema = baseEnv
       IP_RATE_LIMIT_PER_MINUTE: IP_RATE_LIMIT_PER_MINUTE ?? 2 * env.RATE_LIMIT_PER_MINUTE,
       ALLOWED_ORIGINS: ALLOWED_ORIGINS ?? [env.PUBLIC_URL],
       COOKIE_SECURE: COOKIE_SECURE || env.NODE_ENV === 'production',
-      DEV_IDP_URL: env.NODE_ENV === 'production' ? undefined : env.DEV_IDP_URL,
     }),
   );
 

@@ -48,11 +48,10 @@ describe('/dev/ (dev-idp through the gateway)', () => {
 });
 
 describe('/dev/ in production', () => {
-  const gateway = useRunning(() =>
-    startGateway({ NODE_ENV: 'production', DEV_IDP_URL: idp().url }),
-  );
+  // A production gateway refuses to start with DEV_IDP_URL at all (config.test.ts).
+  const gateway = useRunning(() => startGateway({ NODE_ENV: 'production' }));
 
-  it('is not there, even with DEV_IDP_URL set', async () => {
+  it('is not there', async () => {
     const page = await gateway().request('/dev/');
     const token = await gateway().request('/dev/token', {
       method: 'POST',
@@ -62,5 +61,11 @@ describe('/dev/ in production', () => {
     expect(page.status).toBe(404);
     expect(page.body).toEqual(errorBody('NOT_FOUND'));
     expect(token.status).toBe(404);
+  });
+
+  it('refuses to start with DEV_IDP_URL set', async () => {
+    await expect(startGateway({ NODE_ENV: 'production', DEV_IDP_URL: idp().url })).rejects.toThrow(
+      /DEV_IDP_URL/,
+    );
   });
 });

@@ -74,19 +74,28 @@ export async function startGateway(
   ) as Record<Upstream, StubService>;
   for (const stub of Object.values(stubs)) lifecycle.onShutdown(stub.name, () => stub.close());
   const prefix = `${uniqueName('gw')}:`;
-  const config = parseConfig(configSchema, {
-    ...testEnv(),
-    ...(options.redisUrl && { REDIS_URL: options.redisUrl }),
-    SESSION_SECRET: TEST_SESSION_SECRET,
-    REDIS_PREFIX: prefix,
-    AUTH_URL: stubs.auth.url,
-    PROJECTS_URL: stubs.projects.url,
-    DEPLOYMENTS_URL: stubs.deployments.url,
-    WEBHOOKS_URL: stubs.webhooks.url,
-    // Files log in many times; the login limit has its own test.
-    LOGIN_RATE_LIMIT_PER_MINUTE: '10000',
-    ...env,
-  });
+  const parse = () =>
+    parseConfig(configSchema, {
+      ...testEnv(),
+      ...(options.redisUrl && { REDIS_URL: options.redisUrl }),
+      SESSION_SECRET: TEST_SESSION_SECRET,
+      REDIS_PREFIX: prefix,
+      AUTH_URL: stubs.auth.url,
+      PROJECTS_URL: stubs.projects.url,
+      DEPLOYMENTS_URL: stubs.deployments.url,
+      WEBHOOKS_URL: stubs.webhooks.url,
+      // Files log in many times; the login limit has its own test.
+      LOGIN_RATE_LIMIT_PER_MINUTE: '10000',
+      ...env,
+    });
+  let config: ReturnType<typeof parse>;
+  try {
+    config = parse();
+  } catch (err) {
+    // A configuration the gateway refuses: the stubs started for it go again.
+    await lifecycle.shutdown('refused configuration');
+    throw err;
+  }
   const seams = { openApiFile: options.openApiFile };
   const { app, redis } = await compose(config, { logger, lifecycle }, seams).catch(async (err) => {
     await lifecycle.shutdown('start failed');

@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { CHECKER_BUILD_TIMEOUT_MS, REPO_ROOT, type K8sObject } from './checker';
+import { findObject, readEnvFile } from './kubernetes';
+import { composeProject, rendered } from './test/rendered';
+
+/**
+ * What the platform shows to the network and which secrets it publishes (contracts.md, Trust):
+ * the Ingress routes only the API, docker-compose listens on this machine only unless told
+ * otherwise, and every secret the repository hands out for local use is one the services refuse
+ * in production.
+ */
+const { EXAMPLE_SECRETS } = require(path.join(REPO_ROOT, 'libs/shared/src/config.ts')) as {
+  EXAMPLE_SECRETS: readonly string[];
+};
+
+const SECRET_NAME = /SECRET|ENCRYPTION_KEY/;
+
+const ingressPaths = (objects: K8sObject[]) =>
+  findObject(objects, 'Ingress', 'gateway').spec.rules.flatMap(
+    (rule: { http: { paths: { path: string }[] } }) => rule.http.paths.map((p) => p.path),
+  );
+
+describe('what reaches the network', () => {
+  it.each(['base', 'production'] as const)(
+    'the %s Ingress routes only /api, so /metrics and /readyz stay inside the cluster',
+    async (overlay) => {
+      expect(ingressPaths((await rendered(overlay)).objects)).toEqual(['/api']);
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
+
+  it(
+    'the development Ingress adds only the sign-in page',
+    async () => {
+      expect(ingressPaths((await rendered('development')).objects)).toEqual(['/api', '/dev']);
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
+
+  it(
+    'docker-compose publishes nothing but the gateway, on 127.0.0.1 by default',
+    async () => {
+      const { project } = await composeProject();
+      const published = Object.entries(project!.services).flatMap(([name, service]) =>
+        (service.ports ?? []).map((port: { host_ip?: string; published?: string }) => ({
+          name,
+          hostIp: port.host_ip,
+          published: port.published,
+        })),
+      );
+      expect(published).toEqual([{ name: 'gateway', hostIp: '127.0.0.1', published: '8080' }]);
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
+});
+
+describe('the secrets published for local use', () => {
+  const startScript = fs.readFileSync(path.join(REPO_ROOT, 'scripts/start.sh'), 'utf8');
+  const fromStartScript = [...startScript.matchAll(/^export (\w+)="\$\{\1:-([^}]*)\}"/gm)]
+    .filter(([, name]) => SECRET_NAME.test(name!))
+    .map(([, name, value]) => ({ where: `scripts/start.sh ${name}`, value: value! }));
+  const fromDevelopmentOverlay = Object.entries(
+    readEnvFile(path.join(REPO_ROOT, 'k8s/overlays/development/platform-secrets.dev.env')),
+  )
+    .filter(([name]) => SECRET_NAME.test(name))
+    .map(([name, value]) => ({ where: `k8s development ${name}`, value }));
+
+  it('are found where they are defined', () => {
+    expect(fromStartScript.map((s) => s.where)).toEqual(
+      expect.arrayContaining([
+        'scripts/start.sh INTERNAL_SECRET',
+        'scripts/start.sh ENCRYPTION_KEY',
+      ]),
+    );
+    expect(fromDevelopmentOverlay.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it(
+    'are every one refused in production (listed in EXAMPLE_SECRETS)',
+    async () => {
+      const { project } = await composeProject();
+      const fromCompose = Object.entries(project!.services).flatMap(([name, service]) =>
+        Object.entries<string>(service.environment ?? {})
+          .filter(([key]) => SECRET_NAME.test(key))
+          .map(([key, value]) => ({ where: `docker-compose ${name} ${key}`, value })),
+      );
+      expect(fromCompose.length).toBeGreaterThan(0);
+      const unlisted = [...fromStartScript, ...fromDevelopmentOverlay, ...fromCompose].filter(
+        ({ value }) => !EXAMPLE_SECRETS.includes(value),
+      );
+      expect(unlisted).toEqual([]);
+    },
+    CHECKER_BUILD_TIMEOUT_MS,
+  );
+});
