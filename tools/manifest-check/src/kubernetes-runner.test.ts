@@ -11,7 +11,6 @@ import {
   type KustomizeResult,
 } from './checker';
 
-
 /**
  * The objects the deployments service's Kubernetes runner would create
  * (services/deployments/src/runtime/kubernetes/objects.ts, docs/kubernetes-runner.md), generated
