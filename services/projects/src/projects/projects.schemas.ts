@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import type { OwnedResource } from '@platform/shared';
+import { multilineText, type OwnedResource } from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
 import type { Project } from './projects.repository';
 
 export const DESCRIPTION_MAX_LENGTH = 2_000;
 
-const descriptionSchema = z
-  .string()
-  .max(DESCRIPTION_MAX_LENGTH, `must be at most ${DESCRIPTION_MAX_LENGTH} characters`);
+// Free text: newline and tab kept, every other control character refused (contracts.md, Trust).
+const descriptionSchema = multilineText(DESCRIPTION_MAX_LENGTH);
 
 export const createProjectBody = z
   .object({ name: nameSchema, description: descriptionSchema.default('') })

@@ -33,6 +33,27 @@ describe('POST /api/projects', () => {
     expect(response.body.description).toHaveLength(2000);
   });
 
+  it('keeps newlines and tabs in a description and refuses any other control character', async () => {
+    const kept = await client.post('/api/projects', {
+      name: 'Multi-line',
+      description: 'line one\n\tline two',
+    });
+    const refused = await Promise.all(
+      ['nul\u0000', 'bell\u0007', 'escape\u001b[2J', 'return\r'].map((description) =>
+        client.post('/api/projects', { name: `Refused ${description.length}`, description }),
+      ),
+    );
+
+    expect(kept.status).toBe(201);
+    expect(kept.body.description).toBe('line one\n\tline two');
+    expect(refused.map((r) => [r.status, r.body.details])).toEqual(
+      refused.map(() => [
+        400,
+        [{ path: 'description', message: expect.stringMatching(/control/) }],
+      ]),
+    );
+  });
+
   it('returns 400 VALIDATION_ERROR naming each unknown field, so no field can be smuggled in', async () => {
     const response = await client.post('/api/projects', {
       name: 'ok',
