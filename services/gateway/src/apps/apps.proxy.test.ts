@@ -22,6 +22,7 @@ async function startStubRouter() {
       if (req.url === '/cookies') {
         res.setHeader('set-cookie', [
           'platform.sid=s%3Atossed.sig; Path=/; Domain=localhost',
+          '__Host-platform.sid=s%3Atossed.sig; Path=/; Secure',
           'g_csrf_token=tossed; Path=/',
           'theme=dark; Path=/',
         ]);
@@ -141,7 +142,7 @@ describe('tenant apps behind the gateway', () => {
   it("never forwards the platform's cookies or x-platform-* headers, and replaces the client's forwarding claims", async () => {
     await send(gateway().url, 'abc123.localhost:8080', '/', {
       headers: {
-        cookie: `theme=dark; ${session.cookie}; g_csrf_token=abc; cart=a%20b`,
+        cookie: `theme=dark; ${session.cookie}; g_csrf_token=abc; __Host-platform.sid=s%3Ax.y; cart=a%20b`,
         'x-platform-identity': 'v1.forged.signature',
         'x-platform-anything': 'x',
         'x-forwarded-for': '10.0.0.1',

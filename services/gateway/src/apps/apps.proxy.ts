@@ -2,7 +2,7 @@ import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { CSRF_COOKIE, REQUEST_ID_HEADER, type Logger } from '@platform/shared';
-import { SESSION_COOKIE } from '../sessions/sessions';
+import { SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../sessions/sessions';
 
 export interface AppsProxyOptions {
   /** Hosts `<serviceId><hostSuffix>` (port aside) are tenant apps: `.localhost`. */
@@ -16,7 +16,7 @@ export interface AppsProxyOptions {
 }
 
 /** The platform's own cookies: a tenant app never sees them, and cannot set them. */
-const PLATFORM_COOKIES = new Set([SESSION_COOKIE, CSRF_COOKIE]);
+const PLATFORM_COOKIES = new Set([SESSION_COOKIE, SECURE_SESSION_COOKIE, CSRF_COOKIE]);
 
 /** The service an app host names (`abc123.localhost:8080` → `abc123`), or null. */
 export function serviceOfAppHost(host: string | undefined, hostSuffix: string): string | null {

@@ -1,6 +1,9 @@
 import { errorBody, useRunning } from '@platform/shared/testing';
-import { startGateway } from '../test/start-gateway';
-import { STUB_ACCOUNT } from '../test/stubs';
+import { CSRF_COOKIE } from '@platform/shared';
+import { LOGIN_PATH } from '../login/auth-login';
+import { sessionCookieOf, startGateway } from '../test/start-gateway';
+import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
+import { SECURE_SESSION_COOKIE } from './sessions';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -232,5 +235,38 @@ describe('sessions', () => {
         expect(received()).toBe(before);
       },
     );
+  });
+});
+
+describe('the session cookie over HTTPS (behind a TLS-terminating proxy)', () => {
+  const gateway = useRunning(() => startGateway({ COOKIE_SECURE: 'true', TRUST_PROXY_HOPS: '1' }));
+  const https = { 'x-forwarded-proto': 'https' };
+
+  it('is __Host-platform.sid: Secure, path /, no Domain; it authenticates and logout clears it', async () => {
+    const csrf = 'csrf-over-https';
+    const login = await gateway().request(LOGIN_PATH, {
+      method: 'POST',
+      body: { credential: GOOD_CREDENTIAL, csrfToken: csrf },
+      headers: { ...https, cookie: `${CSRF_COOKIE}=${csrf}` },
+    });
+    const setCookie = login.headers.getSetCookie().find((c) => c.startsWith('__Host-'));
+
+    expect(login.status).toBe(200);
+    expect(setCookie).toMatch(
+      /^__Host-platform\.sid=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Lax$/,
+    );
+    expect(sessionCookieOf(login)).toBeNull(); // no cookie under the plain name
+    const { cookie } = sessionCookieOf(login, SECURE_SESSION_COOKIE)!;
+    const me = await gateway().request('/api/accounts/me', { headers: { ...https, cookie } });
+    expect(me.status).toBe(200);
+
+    const logout = await gateway().request('/api/accounts/logout', {
+      method: 'POST',
+      headers: { ...https, cookie },
+    });
+    expect(logout.status).toBe(204);
+    expect(logout.headers.getSetCookie()).toEqual([
+      expect.stringMatching(/^__Host-platform\.sid=; Path=\/; Expires=Thu, 01 Jan 1970/),
+    ]);
   });
 });

@@ -15,6 +15,14 @@ declare module 'express-session' {
 }
 
 export const SESSION_COOKIE = 'platform.sid';
+/**
+ * The name over HTTPS: browsers accept a `__Host-` cookie only when it is Secure, for path `/`
+ * and without a Domain, so no sibling subdomain (a tenant app's host among them) can set or
+ * shadow it (contracts.md, Trust).
+ */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+export const sessionCookieName = (secure: boolean) =>
+  secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
 /** Spec, section 5: a session ends after 7 days of inactivity. */
 export const SESSION_IDLE_MS = 7 * 24 * 3600 * 1000;
 
@@ -45,7 +53,7 @@ const sessionsUnavailable = () => serviceUnavailable('Sessions are unavailable: 
  */
 export function sessions(options: SessionOptions): RequestHandler {
   const middleware = session({
-    name: SESSION_COOKIE,
+    name: sessionCookieName(options.secureCookie),
     secret: options.secret,
     store: new RedisStore({
       client: options.redis,
@@ -108,7 +116,7 @@ export async function endSession(
   secureCookie: boolean,
 ): Promise<void> {
   await promisify((done) => req.session.destroy(done));
-  res.clearCookie(SESSION_COOKIE, cookieOptions(secureCookie));
+  res.clearCookie(sessionCookieName(secureCookie), cookieOptions(secureCookie));
 }
 
 /**

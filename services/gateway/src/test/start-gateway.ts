@@ -48,12 +48,13 @@ export interface LoggedIn {
 }
 
 /** The session cookie pair and the session id it carries (`s:<id>.<signature>`). */
-export function sessionCookieOf(response: {
-  headers: Headers;
-}): { cookie: string; sessionId: string } | null {
-  const setCookie = response.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+export function sessionCookieOf(
+  response: { headers: Headers },
+  name = SESSION_COOKIE,
+): { cookie: string; sessionId: string } | null {
+  const setCookie = response.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
   if (!setCookie) return null;
-  const value = readCookie(setCookie, SESSION_COOKIE)!;
+  const value = readCookie(setCookie, name)!;
   return { cookie: setCookie.split(';')[0]!, sessionId: value.slice(2, value.lastIndexOf('.')) };
 }
 
