@@ -2,6 +2,7 @@ import { errorBody, useRunning } from '@platform/shared/testing';
 import { startGateway, type TestGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL } from '../test/stubs';
 import { LOGIN_PATH } from '../login/auth-login';
+import { clientNetwork } from './rate-limit';
 
 function expectRateLimited(response: { status: number; headers: Headers; body: unknown }) {
   expect(response.status).toBe(429);
@@ -115,6 +116,27 @@ describe('rate limits', () => {
     });
   });
 
+  describe('per client network behind a trusted proxy', () => {
+    const gateway = useRunning(() =>
+      startGateway({ IP_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY_HOPS: '1' }),
+    );
+    const from = (address: string) =>
+      gateway().request('/api/projects', { headers: { 'x-forwarded-for': address } });
+
+    it('counts the addresses of one IPv6 /64 together, and another /64 apart', async () => {
+      const statuses = [
+        (await from('2001:db8:1:2::1')).status,
+        (await from('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).status,
+      ];
+      const third = await from('2001:0db8:0001:0002:ffff::9');
+      const elsewhere = await from('2001:db8:1:3::1');
+
+      expect(statuses).toEqual([401, 401]);
+      expectRateLimited(third);
+      expect(elsewhere.status).toBe(401);
+    });
+  });
+
   describe('per client IP and per session together', () => {
     const gateway = useRunning(() => startGateway({ IP_RATE_LIMIT_PER_MINUTE: '3' }));
 
@@ -157,5 +179,18 @@ describe('rate limits', () => {
       expect(gateway().stubs.auth.received).toHaveLength(2);
       expect(await gateway().keys('sess:*')).toEqual([]);
     });
+  });
+});
+
+describe('clientNetwork', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:0db8:0000:0042:0000:8a2e:0370:7334', '2001:db8:0:42::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+  ])('counts %s as %s', (address, network) => {
+    expect(clientNetwork(address)).toBe(network);
   });
 });

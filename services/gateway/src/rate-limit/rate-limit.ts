@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { rateLimited, serviceUnavailable } from '@platform/shared';
@@ -105,7 +106,29 @@ function setRateLimitHeaders(res: Response, windows: CountedWindow[]): void {
   });
 }
 
-export const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+/**
+ * The client a per-address limit counts: an IPv4 address, or the /64 network of an IPv6 one. A
+ * host is usually given a whole /64, so counting single IPv6 addresses would let it step past
+ * the limit by changing address (contracts.md, Trust). An IPv4-mapped address is its IPv4.
+ */
+export const clientIp = (req: Request) =>
+  clientNetwork(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+
+export function clientNetwork(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (isIP(address) !== 6) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') && tail ? tail.split(':') : [];
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 
 /** Sessions are counted under a digest of their id, so the key does not spell a live session id. */
 export const sessionDigest = (req: Request) =>
