@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { booleanEnv, consumerEnv, durationEnv, portEnv, serviceEnv } from '@platform/shared';
 import { DEFAULT_ROUTER_PORT, defaultRuntimeDir } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
+import { sandboxEnv } from './sandbox/sandbox.env';
 
 const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
 const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
@@ -13,6 +14,7 @@ const positiveInt = (defaultValue: number) =>
 
 export const configSchema = serviceEnv({ port: 4003, database: 'platform_deployments' })
   .merge(consumerEnv('deployments'))
+  .merge(sandboxEnv)
   .extend({
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),
@@ -43,28 +45,6 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
     /** How often an idle worker looks for deployments (a trigger on its own replica wakes it). */
     PIPELINE_POLL_INTERVAL: durationEnv('1s', { min: '10ms', max: '1m' }),
-    /**
-     * How tenants' builds and apps are isolated (src/sandbox, README.md "The sandbox"):
-     * `bubblewrap` (bwrap namespaces plus rlimits), or `none`: plain child processes, for a
-     * development machine without a working bwrap; it needs ALLOW_UNSANDBOXED=true and is refused
-     * when NODE_ENV=production.
-     */
-    SANDBOX: z.enum(['bubblewrap', 'none']).default('bubblewrap'),
-    /** true: SANDBOX=none is allowed (development only). */
-    ALLOW_UNSANDBOXED: booleanEnv(false),
-    /** The bubblewrap program: a name looked up in PATH, or an absolute path. */
-    SANDBOX_BWRAP: z.string().min(1).default('bwrap'),
-    /**
-     * When the service runs as root, each sandboxed process runs as its own uid and gid, taken
-     * from SANDBOX_UID_BASE … SANDBOX_UID_BASE + 65535: ids no user or /etc/subuid range of the
-     * machine may use (the default is far above what useradd and subuid hand out).
-     */
-    SANDBOX_UID_BASE: z.coerce
-      .number()
-      .int()
-      .min(1000)
-      .max(2 ** 31 - 65_536)
-      .default(2_000_000_000),
     /** The PATH the pipeline commands run with. */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),

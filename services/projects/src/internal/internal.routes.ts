@@ -3,7 +3,7 @@ import { accountIdOf } from '@platform/shared';
 import type { ProjectsService } from '../projects/projects.service';
 import { toOwnedProject } from '../projects/projects.schemas';
 import type { ServicesService } from '../services/services.service';
-import { toOwnedService } from '../services/services.schemas';
+import { settingsOf, toOwnedService } from '../services/services.schemas';
 import { toSourceVariable } from '../variables/variables.schemas';
 import type { VariablesService } from '../variables/variables.service';
 
@@ -38,12 +38,7 @@ export function internalRouter(deps: {
     const list = await variables.variablesOf(id);
     res.json({
       ...toOwnedService(service),
-      repository: service.repository,
-      branch: service.branch,
-      rootDirectory: service.rootDirectory,
-      buildCommand: service.buildCommand,
-      startCommand: service.startCommand,
-      healthCheckPath: service.healthCheckPath,
+      ...settingsOf(service),
       variables: list.map(toSourceVariable),
     });
   });

@@ -7,6 +7,7 @@ import {
   useRunning,
 } from '@platform/shared/testing';
 import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
+import { ANSWERED_DEFAULTS, SAMPLE_SETTINGS } from '../test/settings';
 import { startTestApp } from '../test/test-app';
 
 const app = useRunning(startTestApp);
@@ -138,14 +139,7 @@ describe('GET /internal/projects/:projectId/services/:serviceId/source', () => {
 
   it('returns the settings and the variables, plain values as they are and secrets still sealed', async () => {
     const project = await buildProject(client);
-    const service = await buildService(client, project.id, {
-      repository: 'https://93.184.215.14/acme/shop.git',
-      branch: 'release',
-      rootDirectory: 'web',
-      buildCommand: 'npm run build',
-      startCommand: 'node server.js',
-      healthCheckPath: '/healthz',
-    });
+    const service = await buildService(client, project.id, SAMPLE_SETTINGS);
     const variables = `/api/projects/${project.id}/services/${service.id}/variables`;
     await client.put(`${variables}/NODE_ENV`, { value: 'production' });
     await client.put(`${variables}/API_TOKEN`, { value: 'tok-123-secret', secret: true });
@@ -157,12 +151,7 @@ describe('GET /internal/projects/:projectId/services/:serviceId/source', () => {
       accountId: client.accountId,
       projectId: project.id,
       serviceId: service.id,
-      repository: 'https://93.184.215.14/acme/shop.git',
-      branch: 'release',
-      rootDirectory: 'web',
-      buildCommand: 'npm run build',
-      startCommand: 'node server.js',
-      healthCheckPath: '/healthz',
+      ...SAMPLE_SETTINGS,
       variables: [
         { name: 'API_TOKEN', secret: true, sealed: expect.stringMatching(/^v1:/) },
         { name: 'NODE_ENV', secret: false, value: 'production' },
@@ -181,15 +170,7 @@ describe('GET /internal/projects/:projectId/services/:serviceId/source', () => {
 
     const response = await sourceOf(project.id, service.id);
 
-    expect(response.body).toMatchObject({
-      repository: null,
-      branch: 'main',
-      rootDirectory: '',
-      buildCommand: null,
-      startCommand: null,
-      healthCheckPath: '/',
-      variables: [],
-    });
+    expect(response.body).toMatchObject({ ...ANSWERED_DEFAULTS, variables: [] });
   });
 
   it("returns 404 for another account's, a deleted or an unknown service", async () => {

@@ -2,29 +2,14 @@
 // defaults, every rule of the table, null clears, `url` read-only, SOURCE_ALLOW_LOCAL.
 import { errorBody, useRunning } from '@platform/shared/testing';
 import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
+import { ANSWERED_DEFAULTS, SAMPLE_SETTINGS } from '../test/settings';
 import { startTestApp } from '../test/test-app';
 
 const app = useRunning(() => startTestApp());
 const localApp = useRunning(() => startTestApp({ SOURCE_ALLOW_LOCAL: 'true' }));
 
-const DEFAULTS = {
-  repository: null,
-  branch: 'main',
-  rootDirectory: '',
-  buildCommand: null,
-  startCommand: null,
-  healthCheckPath: '/',
-  url: null,
-};
-
-const SETTINGS = {
-  repository: 'https://93.184.215.14/acme/shop.git',
-  branch: 'release/2024.1',
-  rootDirectory: 'apps/web',
-  buildCommand: 'npm ci\nnpm run build',
-  startCommand: 'node server.js',
-  healthCheckPath: '/healthz?full=1',
-};
+const DEFAULTS = { ...ANSWERED_DEFAULTS, url: null };
+const SETTINGS = SAMPLE_SETTINGS;
 
 async function servicesOf(url: string) {
   const client = apiClient(url);

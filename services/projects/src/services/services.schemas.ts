@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { multilineText, validationError, type OwnedResource } from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
-import { DEFAULT_SETTINGS } from './services.model';
+import { DEFAULT_SETTINGS, type ServiceSettings } from './services.model';
 import type { Service } from './services.repository';
 
 export const COMMAND_MAX_LENGTH = 1_000;
@@ -120,16 +120,21 @@ export const nothingToChange = (body: UpdateServiceBody) =>
     ? validationError([{ path: 'name', message: 'give the name or a setting to change' }])
     : null;
 
-/** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */
-export const toServiceResponse = (service: Service) => ({
-  ...toNamedResponse(service),
-  projectId: service.projectId,
+/** A service's source and run settings, as every answer about it shows them. */
+export const settingsOf = (service: Service): ServiceSettings => ({
   repository: service.repository,
   branch: service.branch,
   rootDirectory: service.rootDirectory,
   buildCommand: service.buildCommand,
   startCommand: service.startCommand,
   healthCheckPath: service.healthCheckPath,
+});
+
+/** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */
+export const toServiceResponse = (service: Service) => ({
+  ...toNamedResponse(service),
+  projectId: service.projectId,
+  ...settingsOf(service),
   url: service.url,
 });
 

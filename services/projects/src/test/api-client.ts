@@ -4,6 +4,7 @@ import {
   uniqueName,
   type JsonResponse,
 } from '@platform/shared/testing';
+import type { ServiceSettings } from '../services/services.model';
 
 /** Calls the service over HTTP as one account, as the gateway would. */
 export function apiClient(baseUrl: string, accountId = uniqueName('account')) {
@@ -28,14 +29,7 @@ export interface ProjectBody {
   createdAt: string;
 }
 
-export interface ServiceSettingsBody {
-  repository: string | null;
-  branch: string;
-  rootDirectory: string;
-  buildCommand: string | null;
-  startCommand: string | null;
-  healthCheckPath: string;
-}
+export type ServiceSettingsBody = ServiceSettings;
 
 export interface ServiceBody extends ServiceSettingsBody {
   id: string;

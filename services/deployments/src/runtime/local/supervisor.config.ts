@@ -1,7 +1,8 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { baseEnv, booleanEnv, durationEnv, portEnv } from '@platform/shared';
+import { baseEnv, durationEnv, portEnv } from '@platform/shared';
+import { sandboxEnv } from '../../sandbox/sandbox.env';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
 export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
@@ -17,21 +18,6 @@ export const supervisorConfigSchema = z
   .object({
     NODE_ENV: baseEnv.shape.NODE_ENV,
     LOG_LEVEL: baseEnv.shape.LOG_LEVEL,
-    /**
-     * How apps are isolated, as the deployments service's SANDBOX (README.md "The sandbox"):
-     * `bubblewrap`, or `none` (plain processes) only with ALLOW_UNSANDBOXED=true, never in
-     * production. The supervisor does not start when the sandbox does not work here.
-     */
-    SANDBOX: z.enum(['bubblewrap', 'none']).default('bubblewrap'),
-    ALLOW_UNSANDBOXED: booleanEnv(false),
-    SANDBOX_BWRAP: z.string().min(1).default('bwrap'),
-    /** As root, apps run as uids from SANDBOX_UID_BASE … + 65535, one per running app. */
-    SANDBOX_UID_BASE: z.coerce
-      .number()
-      .int()
-      .min(1000)
-      .max(2 ** 32 - 65537)
-      .default(2_000_000_000),
     /** Address space of each app process (RLIMIT_AS; node needs ~1 GiB just to start). */
     RUNTIME_APP_MEMORY_BYTES: z.coerce
       .number()
@@ -56,6 +42,7 @@ export const supervisorConfigSchema = z
     /** How long a replaced release may take to answer the requests it already has. */
     RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
   })
+  .merge(sandboxEnv)
   .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT }));
 
 export type SupervisorConfig = z.infer<typeof supervisorConfigSchema>;

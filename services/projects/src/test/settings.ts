@@ -1,0 +1,19 @@
+/** A service's settings as a test sets them: every one away from its default. */
+export const SAMPLE_SETTINGS = {
+  repository: 'https://93.184.215.14/acme/shop.git',
+  branch: 'release/2024.1',
+  rootDirectory: 'apps/web',
+  buildCommand: 'npm ci\nnpm run build',
+  startCommand: 'node server.js',
+  healthCheckPath: '/healthz?full=1',
+};
+
+/** The settings of a service created with a name only, as every answer shows them. */
+export const ANSWERED_DEFAULTS = {
+  repository: null,
+  branch: 'main',
+  rootDirectory: '',
+  buildCommand: null,
+  startCommand: null,
+  healthCheckPath: '/',
+};
