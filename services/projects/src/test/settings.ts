@@ -8,12 +8,11 @@ export const SAMPLE_SETTINGS = {
   healthCheckPath: '/healthz?full=1',
 };
 
-/** The settings of a service created with a name only, as every answer shows them. */
+/**
+ * The settings of a service created with a name only, as every answer shows them: the contract's
+ * defaults for where the code runs, and no source or commands.
+ */
 export const ANSWERED_DEFAULTS = {
-  repository: null,
-  branch: 'main',
-  rootDirectory: '',
-  buildCommand: null,
-  startCommand: null,
-  healthCheckPath: '/',
+  ...{ branch: 'main', rootDirectory: '', healthCheckPath: '/' },
+  ...{ repository: null, buildCommand: null, startCommand: null },
 };

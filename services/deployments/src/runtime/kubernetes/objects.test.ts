@@ -4,40 +4,12 @@ import {
   dockerfileOf,
   releaseObjects,
   rolloutOutcome,
-  type DeploymentSpec,
   type K8sObject,
-  type KubernetesRunnerSettings,
 } from './objects';
+import { sampleDeployment, sampleRunnerSettings } from '../../test/kubernetes-samples';
 
-const settings: KubernetesRunnerSettings = {
-  buildNamespace: 'platform-builds',
-  appNamespace: 'platform-apps',
-  registry: 'registry.example.com/apps',
-  appsDomain: 'apps.example.com',
-  ingressClassName: 'nginx',
-  registrySecret: 'registry-push',
-  baseImage: 'node:20-bookworm-slim',
-  buildkitImage: 'moby/buildkit:v0.27.1-rootless',
-  gitImage: 'alpine/git:v2.47.2',
-  build: { cpu: '1', memory: '2Gi', timeoutSeconds: 600 },
-  app: { cpu: '500m', memory: '512Mi', healthCheckTimeoutSeconds: 60 },
-};
-
-const spec = (overrides: Partial<DeploymentSpec> = {}): DeploymentSpec => ({
-  deploymentId: '6650f1c2a9b3c4d5e6f70812',
-  serviceId: '6650f1c2a9b3c4d5e6f70001',
-  projectId: '6650f1c2a9b3c4d5e6f70002',
-  accountId: 'acct-1',
-  commitHash: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678',
-  repository: 'https://git.example.com/team/app.git',
-  branch: 'main',
-  rootDirectory: 'web',
-  buildCommand: 'npm ci && npm run build',
-  startCommand: 'node server.js',
-  healthCheckPath: '/healthz',
-  variables: { GREETING: "it's me", API_TOKEN: 'tok-secret-123' },
-  ...overrides,
-});
+const settings = sampleRunnerSettings;
+const spec = sampleDeployment;
 
 const byKind = (objects: K8sObject[], kind: string) => objects.find((o) => o.kind === kind)!;
 

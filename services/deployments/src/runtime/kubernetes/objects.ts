@@ -14,16 +14,17 @@
  *   deployment.
  */
 
-export interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  [field: string]: unknown;
+/** What every object has; the rest (spec, data…) is the kind's own. */
+export type K8sObject = { apiVersion: string; kind: string; metadata: ObjectMeta } & Record<
+  string,
+  unknown
+>;
+
+interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 /** The runner's settings: the cluster's side of the platform's configuration. */
