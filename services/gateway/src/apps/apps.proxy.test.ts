@@ -1,6 +1,6 @@
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { freePort, useRunning } from '@platform/shared/testing';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { startTestServer, useRunning } from '@platform/shared/testing';
 import { startGateway, type LoggedIn } from '../test/start-gateway';
 import { serviceOfAppHost } from './apps.proxy';
 
@@ -14,7 +14,7 @@ interface Received {
 /** Stands in for the runtime's router: records each request and answers as an app would. */
 async function startStubRouter() {
   const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
+  const server = await startTestServer((req, res) => {
     let bodyLength = 0;
     req.on('data', (chunk: Buffer) => (bodyLength += chunk.length));
     req.on('end', () => {
@@ -31,17 +31,7 @@ async function startStubRouter() {
       res.end(JSON.stringify({ host: req.headers.host, url: req.url, bodyLength }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: server.url, received, close: () => server.close() };
 }
 
 interface Answer {
@@ -197,8 +187,18 @@ describe('tenant apps behind the gateway', () => {
 });
 
 describe('tenant apps when the router does not answer', () => {
-  const gateway = useRunning(async () =>
-    startGateway({ RUNTIME_ROUTER_URL: `http://127.0.0.1:${await freePort()}` }),
+  // A router that drops every connection: held for the whole block, so no other server of this
+  // process can take its port meanwhile (a freed port can be handed out again at once).
+  const dropping = useRunning(async () => {
+    const server = createTcpServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  });
+  const gateway = useRunning(() =>
+    startGateway({ RUNTIME_ROUTER_URL: `http://127.0.0.1:${dropping().port}` }),
   );
 
   it('answers 502 with a JSON error', async () => {
