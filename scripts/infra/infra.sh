@@ -33,7 +33,9 @@ usage() {
 }
 
 # Each component file defines <c>_install, <c>_launch, <c>_ready, <c>_url,
-# <c>_data_dirs and <C>_WAIT_S / <C>_STOP_GRACE_S; this file drives them.
+# <c>_data_dirs and <C>_WAIT_S / <C>_STOP_GRACE_S; this file drives them. Optional:
+# <c>_outdated (its data dir was made by an older version of these scripts: recreate it) and
+# <c>_configure (run once it answers, e.g. Kafka's ACLs).
 # "mongo" is the public name, "ferretdb" the implementation (run dir, functions).
 resolve() {
   case "${1:-all}" in
@@ -52,12 +54,26 @@ port_of() { local v; v="$(port_var "$1")"; echo "${!v}"; }
 cmd_start() {
   local c pending=() launched=" " failed=0
   for c in "$@"; do
+    # Data made by an older version of these scripts (Kafka before SASL): recreated, but a
+    # running server is left as it is, so a routine `start` (a test run's) never pulls it from
+    # under whoever uses it; `restart` (stop, then start) recreates it.
+    if declare -F "${c}_outdated" >/dev/null && "${c}_outdated"; then
+      if pid_of "$c" >/dev/null || port_open "$(port_of "$c")"; then
+        log "$(label "$c"): running with data made by an older version of scripts/infra; left as it is ('$0 restart $(label "$c")' recreates it, deleting its data)"
+      else
+        log "$(label "$c"): its data was made by an older version of scripts/infra; recreating it (deleting its data)"
+        local d
+        for d in $("${c}_data_dirs"); do rm -rf "$d"; done
+      fi
+    fi
     if "${c}_ready"; then
       if pid_of "$c" >/dev/null; then
         log "$(label "$c"): already running on 127.0.0.1:$(port_of "$c")"
       else
         log "$(label "$c"): already answering on 127.0.0.1:$(port_of "$c") (not started by infra.sh; leaving it alone)"
       fi
+      # A set-up step an earlier start did not finish (configure steps are idempotent).
+      if declare -F "${c}_configure" >/dev/null && ! "${c}_configure"; then failed=1; fi
       continue
     fi
     # Our own server may be up but not answering yet (another start still
@@ -85,6 +101,8 @@ cmd_start() {
         stop_process "$c" "${!grace_var}"
       fi
       failed=1
+    elif declare -F "${c}_configure" >/dev/null && ! "${c}_configure"; then
+      failed=1
     fi
   done
   return "$failed"
@@ -109,7 +127,7 @@ cmd_stop() {
 cmd_status() {
   local c pid rc=0 url
   for c in "$@"; do
-    url="$("${c}_url")"; url="${url#*=}"
+    url="$("${c}_url")"; url="${url%%$'\n'*}"; url="${url#*=}"   # the first line's value
     if pid="$(pid_of "$c")"; then
       if "${c}_ready"; then
         printf '%-6s running   pid %-8s %s\n' "$(label "$c")" "$pid" "$url"
