@@ -1,5 +1,6 @@
 import {
   Scheduler,
+  createSecretBox,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -19,6 +20,12 @@ import { DeploymentsService } from './deployments/deployments.service';
 import { StatusWatch } from './deployments/status-watch';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { createModels } from './models';
+import { BuildStore } from './builds/build-store';
+import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
+import { connectLocalRuntime } from './runtime/local/client';
+import { supervisorEnvOf } from './runtime/local/supervisor.config';
+import { Sandbox, sandboxOptions } from './sandbox/sandbox';
+import { projectsSourceClient, SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -31,6 +38,12 @@ export interface Seams {
    * events never leave is broken, whatever an operator meant by it.
    */
   holdEvents?: boolean;
+  /**
+   * Run these steps instead of the real ones (LocalSteps): tests of the pipeline's own mechanics
+   * give shell commands whose timing they control. Not a setting: the platform builds and runs
+   * what the service's settings say, nothing else.
+   */
+  steps?: DeploymentSteps;
 }
 
 /**
@@ -49,10 +62,18 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     ? writeWithoutRelay
     : startOutboxRelay(kafka, [models.deployments], runtime);
 
-  const worker = config.PIPELINE_ENABLED
-    ? createPipelineWorker(config, { models, logger, outbox })
-    : undefined;
   const repository = new DeploymentsRepository(models, outbox);
+  const snapshots = new SourceSnapshots(models.sources);
+  const builds = new BuildStore(config.BUILDS_DIR);
+  const local =
+    config.PIPELINE_ENABLED && !seams.steps
+      ? await openLocalSteps(config, runtime, { snapshots, builds, repository })
+      : undefined;
+  const steps = seams.steps ?? local?.steps;
+  const worker =
+    config.PIPELINE_ENABLED && steps
+      ? createPipelineWorker(config, { models, logger, outbox, steps })
+      : undefined;
   const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
   // Every replica sees every status event, to wake its own `?wait=` requests.
   const statusWatch = new StatusWatch();
@@ -71,6 +92,10 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     idempotencyKeys,
     onDeploymentCreated: () => worker?.wake(),
     statusWatch,
+    sources: projectsSourceClient(config),
+    snapshots,
+    builds,
+    runtime: local?.runtime,
   });
 
   await startServiceConsumer(config, runtime, {
@@ -102,7 +127,64 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     requireService: requireOwnership(config, 'service'),
     service,
   });
-  return { app, connection, models, kafka, outbox, repository, worker, statusWatch };
+  return {
+    app,
+    connection,
+    models,
+    kafka,
+    outbox,
+    repository,
+    worker,
+    statusWatch,
+    builds,
+    runtime: local?.runtime,
+  };
+}
+
+/**
+ * The steps of a pipeline on this machine: the sandbox (start-up fails with its remedy where it
+ * does not work), and the local runtime's supervisor, found in RUNTIME_DIR or started detached
+ * so that it and its apps outlive this process.
+ */
+export async function openLocalSteps(
+  config: Config,
+  { logger, lifecycle }: Runtime,
+  parts: { snapshots: SourceSnapshots; builds: BuildStore; repository: DeploymentsRepository },
+) {
+  const sandbox = await Sandbox.create(sandboxOptions(config));
+  lifecycle.onShutdown('sandbox', () => sandbox.close());
+  const runtime = await connectLocalRuntime({
+    runtimeDir: config.RUNTIME_DIR,
+    routerPort: config.RUNTIME_ROUTER_PORT,
+    env: supervisorEnvOf(config),
+  });
+  logger.info(
+    { isolated: sandbox.isolated, supervisor: await runtime.ping() },
+    'sandbox and local runtime ready',
+  );
+  const steps = new LocalSteps({
+    snapshots: parts.snapshots,
+    builds: parts.builds,
+    sandbox,
+    runtime,
+    secretBox: createSecretBox(config),
+    async liveBuildOf(serviceId) {
+      const live = await parts.repository.latestDeployed(serviceId);
+      if (!live) return null;
+      return (await parts.snapshots.find(live.id))?.buildOf ?? live.id;
+    },
+    allowLocalSources: config.SOURCE_ALLOW_LOCAL,
+    fetchTimeoutMs: config.SOURCE_FETCH_TIMEOUT,
+    buildLimits: {
+      timeoutMs: config.STEP_TIMEOUT,
+      cpuSeconds: config.BUILD_CPU_SECONDS,
+      memoryBytes: config.BUILD_MEMORY_BYTES,
+      processes: config.BUILD_PROCESSES,
+    },
+    healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
+    logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
+  });
+  return { steps, runtime, sandbox };
 }
 
 /**
@@ -111,15 +193,10 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
  */
 export function createPipelineWorker(
   config: Config,
-  parts: Pick<PipelineWorkerOptions, 'models' | 'logger' | 'outbox'>,
+  parts: Pick<PipelineWorkerOptions, 'models' | 'logger' | 'outbox' | 'steps'>,
 ): PipelineWorker {
   return new PipelineWorker({
     ...parts,
-    buildCommand: config.BUILD_COMMAND,
-    deployCommand: config.DEPLOY_COMMAND,
-    commandEnv: { PATH: config.PATH, ...(config.HOME ? { HOME: config.HOME } : {}) },
-    stepTimeoutMs: config.STEP_TIMEOUT,
-    killGraceMs: config.STEP_KILL_GRACE,
     logLimitBytes: config.LOG_LIMIT_BYTES,
     concurrency: config.PIPELINE_CONCURRENCY,
     leaseMs: config.PIPELINE_LEASE,

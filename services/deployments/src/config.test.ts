@@ -5,9 +5,16 @@ import { testEnv } from '@platform/shared/testing';
 import { configSchema } from './config';
 
 const PROJECTS_URL = 'http://projects:4002';
+const ENCRYPTION_KEY = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 // The test environment (the service's requirements met), with the port left to its default.
 const parse = (env: Record<string, string | undefined> = {}) =>
-  parseConfig(configSchema, { ...testEnv(), PORT: undefined, PROJECTS_URL, ...env });
+  parseConfig(configSchema, {
+    ...testEnv(),
+    PORT: undefined,
+    PROJECTS_URL,
+    ENCRYPTION_KEY,
+    ...env,
+  });
 
 describe('deployments config', () => {
   it('fills in the defaults of the service and its pipeline', () => {
@@ -31,15 +38,19 @@ describe('deployments config', () => {
       ALLOW_UNSANDBOXED: false,
       SANDBOX_BWRAP: 'bwrap',
       SANDBOX_UID_BASE: 2_000_000_000,
+      BUILD_CPU_SECONDS: 600,
+      BUILD_MEMORY_BYTES: 4 * 1024 ** 3,
+      BUILD_PROCESSES: 256,
+      RUNTIME_LOG_POLL_INTERVAL: 250,
+      ENCRYPTION_PREVIOUS_KEYS: [],
     });
-    const scripts = path.resolve(__dirname, '../pipeline');
-    expect(config.BUILD_COMMAND).toBe(`bash '${scripts}/build.sh'`);
-    expect(config.DEPLOY_COMMAND).toBe(`bash '${scripts}/deploy.sh'`);
   });
 
   it.each([
-    ['BUILD_COMMAND', 'make build', 'make build'],
-    ['DEPLOY_COMMAND', './deploy --prod', './deploy --prod'],
+    ['BUILD_CPU_SECONDS', '60', 60],
+    ['BUILD_PROCESSES', '64', 64],
+    ['RUNTIME_LOG_POLL_INTERVAL', '1s', 1_000],
+    ['RUNTIME_RESTART_BACKOFF', '250ms', 250],
     ['STEP_TIMEOUT', '90s', 90_000],
     ['STEP_KILL_GRACE', '1.5s', 1_500],
     ['LOG_LIMIT_BYTES', '65536', 65536],
@@ -57,6 +68,10 @@ describe('deployments config', () => {
   it.each([
     ['PROJECTS_URL', { PROJECTS_URL: undefined }],
     ['PROJECTS_URL', { PROJECTS_URL: 'not a url' }],
+    ['ENCRYPTION_KEY', { ENCRYPTION_KEY: undefined }],
+    ['ENCRYPTION_KEY', { ENCRYPTION_KEY: 'k1:c2hvcnQ=' }],
+    ['BUILD_MEMORY_BYTES', { BUILD_MEMORY_BYTES: '1000' }],
+    ['BUILD_PROCESSES', { BUILD_PROCESSES: '2' }],
     ['STEP_TIMEOUT', { STEP_TIMEOUT: '600' }],
     ['STEP_TIMEOUT', { STEP_TIMEOUT: '10ms' }],
     ['STEP_KILL_GRACE', { STEP_KILL_GRACE: '5' }],

@@ -1,13 +1,9 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, durationEnv, portEnv, serviceEnv } from '@platform/shared';
-import { DEFAULT_ROUTER_PORT, defaultRuntimeDir } from './runtime/local/supervisor.config';
+import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
+import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
 import { sandboxEnv } from './sandbox/sandbox.env';
-
-const PIPELINE_SCRIPTS = path.resolve(__dirname, '../pipeline');
-const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
-const scriptCommand = (script: string) => `bash ${shellQuote(path.join(PIPELINE_SCRIPTS, script))}`;
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -15,17 +11,32 @@ const positiveInt = (defaultValue: number) =>
 export const configSchema = serviceEnv({ port: 4003, database: 'platform_deployments' })
   .merge(consumerEnv('deployments'))
   .merge(sandboxEnv)
+  // Secret variables reach builds and apps: the pipeline opens what the projects service sealed.
+  .merge(encryptionEnv)
+  /**
+   * The local runtime (src/runtime/local, README.md "Local runtime"): the supervisor this service
+   * starts (or finds) in RUNTIME_DIR, with these settings; the gateway's RUNTIME_ROUTER_URL
+   * points at RUNTIME_ROUTER_PORT. RUNTIME_DIR is a volume in a container, so a new container
+   * finds the supervisor's logs.
+   */
+  .merge(runtimeEnv)
   .extend({
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),
-    /** Shell command of the build step (see README.md for what it receives). */
-    BUILD_COMMAND: z.string().min(1).default(scriptCommand('build.sh')),
-    /** Shell command of the deploy step. */
-    DEPLOY_COMMAND: z.string().min(1).default(scriptCommand('deploy.sh')),
-    /** A step running longer than this is stopped and the deployment FAILED. */
+    /** A build command running longer than this is stopped and the deployment FAILED. */
     STEP_TIMEOUT: durationEnv('10m', { min: '1s' }),
-    /** After SIGTERM (cancel, time limit, shutdown), how long a step gets before SIGKILL. */
+    /** After SIGTERM (cancel, time limit, shutdown), how long a build gets before SIGKILL. */
     STEP_KILL_GRACE: durationEnv('5s'),
+    /** CPU seconds a build command may use (RLIMIT_CPU of each of its processes). */
+    BUILD_CPU_SECONDS: positiveInt(600),
+    /** Address space of each build process (RLIMIT_AS; node needs ~1 GiB of it to start). */
+    BUILD_MEMORY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024 * 1024)
+      .default(4 * 1024 ** 3),
+    /** Processes and threads of one build at once (RLIMIT_NPROC). */
+    BUILD_PROCESSES: z.coerce.number().int().min(8).default(256),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()
@@ -43,18 +54,13 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      * README.md promises). Must be well under the lease.
      */
     PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
+    /** How often a starting app's output is copied into its deployment's log. */
+    RUNTIME_LOG_POLL_INTERVAL: durationEnv('250ms', { min: '10ms', max: '10s' }),
     /** How often an idle worker looks for deployments (a trigger on its own replica wakes it). */
     PIPELINE_POLL_INTERVAL: durationEnv('1s', { min: '10ms', max: '1m' }),
-    /** The PATH the pipeline commands run with. */
+    /** The PATH and HOME the runtime's supervisor starts with (never the apps: they get their own). */
     PATH: z.string().default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
     HOME: z.string().optional(),
-    /**
-     * The local runtime (src/runtime/local, README.md "Local runtime"): its supervisor's unix
-     * socket and release logs. A volume in a container, so a new container finds the logs.
-     */
-    RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
-    /** The runtime router's port: the gateway's RUNTIME_ROUTER_URL points at it. */
-    RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
     /**
      * How long a started app has to answer `GET healthCheckPath` with 2xx or 3xx before the
      * deployment is FAILED (contracts.md names it HEALTH_CHECK_TIMEOUT_SECONDS, 60).

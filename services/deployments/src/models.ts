@@ -1,12 +1,14 @@
 import type { Connection } from 'mongoose';
 import { deploymentLogsModel, deploymentModel } from './deployments/deployments.model';
 import { idempotencyKeyModel } from './deployments/idempotency.model';
+import { sourceSnapshotModel } from './source/snapshot';
 
 /** The service's models on one connection (each test file has a database of its own). */
 export const createModels = (connection: Connection) => ({
   deployments: deploymentModel(connection),
   logs: deploymentLogsModel(connection),
   idempotencyKeys: idempotencyKeyModel(connection),
+  sources: sourceSnapshotModel(connection),
 });
 
 export type Models = ReturnType<typeof createModels>;

@@ -16,7 +16,7 @@ import { buildService, type OwnedService } from '../test/projects-stub';
 const steps = useFixtureSteps();
 const h = useHarness({
   pipeline: {
-    BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
+    TEST_BUILD: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
   },
 });
 let producer: Producer;

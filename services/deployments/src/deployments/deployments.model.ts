@@ -25,6 +25,10 @@ export interface DeploymentDoc {
   leaseUntil: Date;
   /** How many times a worker claimed it; the current claim is attempt number `attempts`. */
   attempts: number;
+  /** When a worker last claimed it: the pipeline serves the account served least recently first. */
+  claimedAt: Date | null;
+  /** Why it was cancelled when not by its owner: `superseded by <id>` (newest wins). */
+  cancelReason: string | null;
   /** Claims given back in good order (a worker shutting down), so not lost with their worker. */
   handedBack: number;
   outbox: OutboxEntry[];
@@ -55,6 +59,8 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     leaseUntil: { type: Date, default: NO_LEASE },
     attempts: { type: Number, default: 0 },
     handedBack: { type: Number, default: 0 },
+    claimedAt: { type: Date, default: null },
+    cancelReason: { type: String, default: null },
     ...outboxFields,
   },
   { versionKey: false },
@@ -64,6 +70,8 @@ deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
 deploymentSchema.index({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
 // The pipeline's work: deployments still BUILDING or DEPLOYING, oldest first.
 deploymentSchema.index({ status: 1, createdAt: 1 });
+// Fair share: when each waiting account was served last.
+deploymentSchema.index({ accountId: 1, claimedAt: -1 });
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
 

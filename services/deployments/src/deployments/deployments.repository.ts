@@ -30,6 +30,8 @@ export interface Deployment {
   createdAt: Date;
   statusChangedAt: Date;
   deployedAt: Date | null;
+  /** Why it was cancelled when its owner did not cancel it (`superseded by <id>`). */
+  cancelReason: string | null;
 }
 
 /** With its output: what a single read answers. */
@@ -60,6 +62,7 @@ const LIST_FIELDS = {
   createdAt: 1,
   statusChangedAt: 1,
   deployedAt: 1,
+  cancelReason: 1,
 } as const;
 
 export const toDeployment = (doc: DeploymentDoc): Deployment => ({
@@ -73,6 +76,7 @@ export const toDeployment = (doc: DeploymentDoc): Deployment => ({
   createdAt: doc.createdAt,
   statusChangedAt: doc.statusChangedAt,
   deployedAt: doc.deployedAt ?? null,
+  cancelReason: doc.cancelReason ?? null,
 });
 
 /** The deployment.status-changed event of `deployment` entering `to`, for its outbox. */
@@ -129,6 +133,7 @@ export class DeploymentsRepository {
       createdAt: fields.createdAt,
       statusChangedAt: fields.createdAt,
       deployedAt: null,
+      cancelReason: null,
     };
     const entry = statusEvent(deployment, 'BUILDING', null, fields.createdAt);
     return this.outbox.write(this.models.deployments, fields.id, () =>
@@ -148,6 +153,8 @@ export class DeploymentsRepository {
           leaseUntil: NO_LEASE,
           attempts: 0,
           handedBack: 0,
+          claimedAt: null,
+          cancelReason: null,
           outbox: [entry],
           outboxPending: true,
         }),
@@ -213,6 +220,7 @@ export class DeploymentsRepository {
     current: Deployment,
     to: DeploymentStatus,
     lease?: { owner: string; attempt: number },
+    cancelReason?: string,
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
     const id = parseObjectId(current.id, 'Deployment');
@@ -228,6 +236,7 @@ export class DeploymentsRepository {
         set: {
           statusChangedAt: at,
           ...(to === 'DEPLOYED' && { deployedAt: at }),
+          ...(cancelReason && { cancelReason }),
           // Nothing more to run: the lease goes with the last change.
           ...(isFinal(to) && { leaseOwner: null, leaseUntil: NO_LEASE }),
         },
@@ -235,6 +244,65 @@ export class DeploymentsRepository {
       }),
     );
     return doc ? toDeployment(doc) : null;
+  }
+
+  /**
+   * Newest wins (contracts.md): cancels the service's deployments still BUILDING that are older
+   * than `newest`, each with `superseded by <newest's id>`. Those running stop at their worker's
+   * next heartbeat and log it; one no worker holds gets the line in its log here. Returns them.
+   */
+  async supersedeOlder(newest: Deployment): Promise<Deployment[]> {
+    const older = await this.models.deployments
+      .find(
+        {
+          serviceId: newest.serviceId,
+          accountId: newest.accountId,
+          projectId: newest.projectId,
+          status: 'BUILDING',
+          createdAt: { $lte: newest.createdAt },
+          _id: { $ne: parseObjectId(newest.id, 'Deployment') },
+        },
+        LIST_FIELDS,
+      )
+      .lean<DeploymentDoc[]>();
+    const reason = `superseded by ${newest.id}`;
+    const cancelled: Deployment[] = [];
+    for (const doc of older) {
+      const done = await this.changeStatus(toDeployment(doc), 'CANCELLED', undefined, reason);
+      if (!done) continue;
+      cancelled.push(done);
+      // Never claimed: no worker will write its log, so the reason is written here.
+      await this.models.logs.updateOne(
+        { _id: done.id },
+        {
+          $setOnInsert: {
+            accountId: done.accountId,
+            projectId: done.projectId,
+            serviceId: done.serviceId,
+            logs: `Deployment cancelled: ${reason}.\n`,
+            attempt: 0,
+          },
+        },
+        { upsert: true },
+      );
+    }
+    return cancelled;
+  }
+
+  /** The service's deployment DEPLOYED last: the one its URL serves. */
+  async latestDeployed(serviceId: string): Promise<Deployment | null> {
+    const doc = await this.models.deployments
+      .findOne({ serviceId, status: 'DEPLOYED' }, LIST_FIELDS)
+      .sort({ deployedAt: -1 })
+      .lean<DeploymentDoc>();
+    return doc ? toDeployment(doc) : null;
+  }
+
+  /** The services of a project that have deployments here. */
+  async serviceIdsOf(accountId: string, projectId: string): Promise<string[]> {
+    return (await this.models.deployments.distinct('serviceId', { accountId, projectId })).map(
+      String,
+    );
   }
 
   async deleteByProject(accountId: string, projectId: string): Promise<number> {

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { listResponse, ownedOf, validate } from '@platform/shared';
+import { REQUEST_ID_HEADER, listResponse, ownedOf, validate } from '@platform/shared';
 import type { ServiceRef } from './deployments.repository';
 import type { DeploymentsService } from './deployments.service';
 import {
@@ -34,13 +34,11 @@ export function deploymentsRouter(service: DeploymentsService): Router {
 
   router.post('/', async (req, res) => {
     const input = validate(triggerBody, req.body);
-    const headers = validate(idempotencyHeaders, {
-      [IDEMPOTENCY_KEY_HEADER]: req.get(IDEMPOTENCY_KEY_HEADER),
-    });
     const result = await service.triggerDeployment(
       serviceOf(req),
       input,
-      headers[IDEMPOTENCY_KEY_HEADER],
+      idempotencyKeyOf(req),
+      req.get(REQUEST_ID_HEADER),
     );
     res.status(result.status).json(result.body);
   });
@@ -63,5 +61,32 @@ export function deploymentsRouter(service: DeploymentsService): Router {
     res.json(toDeploymentResponse(deployment));
   });
 
+  router.post('/:deploymentId/redeploy', async (req: DeploymentRequest, res) => {
+    const result = await service.redeploy(
+      serviceOf(req),
+      req.params.deploymentId,
+      idempotencyKeyOf(req),
+      req.get(REQUEST_ID_HEADER),
+    );
+    res.status(result.status).json(result.body);
+  });
+
+  router.post('/:deploymentId/rollback', async (req: DeploymentRequest, res) => {
+    const result = await service.rollback(
+      serviceOf(req),
+      req.params.deploymentId,
+      idempotencyKeyOf(req),
+    );
+    res.status(result.status).json(result.body);
+  });
+
   return router;
+}
+
+/** The request's Idempotency-Key (400 when malformed), honoured by every way of creating one. */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const headers = validate(idempotencyHeaders, {
+    [IDEMPOTENCY_KEY_HEADER]: req.get(IDEMPOTENCY_KEY_HEADER),
+  });
+  return headers[IDEMPOTENCY_KEY_HEADER];
 }

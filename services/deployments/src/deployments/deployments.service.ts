@@ -8,6 +8,9 @@ import type {
   ServiceRef,
 } from './deployments.repository';
 import type { IdempotencyRepository } from './idempotency.repository';
+import type { BuildStore } from '../builds/build-store';
+import type { RuntimeClient } from '../runtime/local/client';
+import type { SourceClient, SourceSnapshot, SourceSnapshots } from '../source/snapshot';
 import { toTriggerResponse, type TriggerInput, type TriggerResponse } from './deployments.schemas';
 import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 import type { StatusWatch } from './status-watch';
@@ -19,7 +22,17 @@ export interface DeploymentsServiceDeps {
   onDeploymentCreated: () => void;
   /** Wakes the requests waiting for a deployment's status to change. */
   statusWatch: StatusWatch;
+  /** The projects service: a service's source and variables at the trigger. */
+  sources: SourceClient;
+  snapshots: SourceSnapshots;
+  /** The kept builds (a rollback needs its target's). */
+  builds: BuildStore;
+  /** The local runtime, in a replica that runs the pipeline: a deleted service's apps stop. */
+  runtime?: RuntimeClient;
 }
+
+/** How a new deployment came to be: what an Idempotency-Key's request is. */
+type Origin = { kind: 'trigger' } | { kind: 'redeploy' | 'rollback'; of: string };
 
 export interface TriggerResult {
   status: number;
@@ -32,11 +45,17 @@ export interface DeploymentListQuery extends ListQuery {
 
 const DEFAULT_PAGE_SIZE = 20;
 
-/** Same key, same request: the target service and the normalised body. */
-const requestHashOf = (target: ServiceRef, input: TriggerInput) =>
+/** Same key, same request: the operation, the target service and the normalised body. */
+const requestHashOf = (target: ServiceRef, input: TriggerInput, origin: Origin) =>
   createHash('sha256')
     .update(
-      JSON.stringify([target.projectId, target.serviceId, input.commitHash, input.commitMessage]),
+      JSON.stringify([
+        target.projectId,
+        target.serviceId,
+        input.commitHash,
+        input.commitMessage,
+        ...(origin.kind === 'trigger' ? [] : [origin.kind, origin.of]),
+      ]),
     )
     .digest('hex');
 
@@ -80,39 +99,71 @@ export class DeploymentsService {
   }
 
   /**
-   * Creates a BUILDING deployment. With an Idempotency-Key, a repeat of the same request within
-   * 24 h answers what the first one did and creates nothing; another request under the key is
-   * 409. The key fixes the deployment's id and time, so racing repeats create one deployment and
-   * the answer is known, and stored, when the key is claimed.
+   * Creates a BUILDING deployment of `input.commitHash`, with the service's source and
+   * variables as they are now (asked of the projects service). See `create` for the rest.
    */
   async triggerDeployment(
     ref: ServiceRef,
     input: TriggerInput,
     idempotencyKey?: string,
+    requestId?: string,
   ): Promise<TriggerResult> {
-    const id = new Types.ObjectId();
-    const createdAt = new Date();
-    const result = (deploymentId: Types.ObjectId, at: Date): TriggerResult => ({
-      status: 201,
-      body: toTriggerResponse({ ...ref, id: deploymentId.toHexString(), ...input, createdAt: at }),
-    });
-    if (!idempotencyKey) {
-      await this.create(ref, input, id, createdAt);
-      return result(id, createdAt);
+    return this.create(ref, input, { kind: 'trigger' }, idempotencyKey, async () => ({
+      ...(await this.deps.sources.sourceOf(ref, requestId)),
+      buildOf: null,
+    }));
+  }
+
+  /** A new deployment of the same commit, built again with the source and variables of now. */
+  async redeploy(
+    ref: ServiceRef,
+    deploymentId: string,
+    idempotencyKey?: string,
+    requestId?: string,
+  ): Promise<TriggerResult> {
+    const target = await this.deps.deployments.find(ref, deploymentId);
+    if (!target) throw notFound('Deployment');
+    const input = { commitHash: target.commitHash, commitMessage: target.commitMessage };
+    const origin = { kind: 'redeploy', of: target.id } as const;
+    return this.create(ref, input, origin, idempotencyKey, async () => ({
+      ...(await this.deps.sources.sourceOf(ref, requestId)),
+      buildOf: null,
+    }));
+  }
+
+  /**
+   * A new deployment that runs the kept build of `deploymentId` again, with that deployment's
+   * source and variables: nothing is built. 409 unless it reached DEPLOYED and its build is
+   * still kept (the last 10 successful builds of a service are).
+   */
+  async rollback(
+    ref: ServiceRef,
+    deploymentId: string,
+    idempotencyKey?: string,
+  ): Promise<TriggerResult> {
+    const target = await this.deps.deployments.find(ref, deploymentId);
+    if (!target) throw notFound('Deployment');
+    if (!target.deployedAt) {
+      throw conflict('Only a deployment that reached DEPLOYED can be rolled back to.');
     }
-    const requestHash = requestHashOf(ref, input);
-    const record = await this.deps.idempotencyKeys.claim(ref.accountId, idempotencyKey, {
-      requestHash,
-      deploymentId: id,
-      createdAt,
-      response: result(id, createdAt),
-    });
-    if (record.requestHash !== requestHash) {
-      throw conflict('This Idempotency-Key was already used with a different request.');
+    const snapshot = await this.deps.snapshots.find(target.id);
+    // A rollback to a rollback runs the build that one ran.
+    const buildOf = snapshot?.buildOf ?? target.id;
+    const kept =
+      snapshot &&
+      (await this.deps.builds.find({
+        projectId: ref.projectId,
+        serviceId: ref.serviceId,
+        deploymentId: buildOf,
+      }));
+    if (!snapshot || !kept) {
+      throw conflict(
+        `The build of deployment ${target.id} is no longer kept (the last 10 successful builds of a service are).`,
+      );
     }
-    // A repeat inserts nothing, unless the first try stopped between its key and its insert.
-    await this.create(ref, input, record.deploymentId, record.createdAt);
-    return record.response as TriggerResult;
+    const input = { commitHash: target.commitHash, commitMessage: target.commitMessage };
+    const origin = { kind: 'rollback', of: target.id } as const;
+    return this.create(ref, input, origin, idempotencyKey, async () => ({ ...snapshot, buildOf }));
   }
 
   /**
@@ -134,20 +185,81 @@ export class DeploymentsService {
     }
   }
 
+  /** A deleted project: its deployments, their sources and builds, and its apps. */
   async removeProjectDeployments(accountId: string, projectId: string): Promise<number> {
-    return this.deps.deployments.deleteByProject(accountId, projectId);
+    const services = await this.deps.deployments.serviceIdsOf(accountId, projectId);
+    await Promise.all(services.map((serviceId) => this.deps.runtime?.stopService(serviceId)));
+    const removed = await this.deps.deployments.deleteByProject(accountId, projectId);
+    await this.deps.snapshots.deleteByProject(accountId, projectId);
+    if (services.length > 0) await this.deps.builds.removeProject(projectId);
+    return removed;
   }
 
+  /** A deleted service: its deployments, their sources and builds, and its app. */
   async removeServiceDeployments(
     accountId: string,
     projectId: string,
     serviceId: string,
   ): Promise<number> {
-    return this.deps.deployments.deleteByService(accountId, projectId, serviceId);
+    const owned = await this.deps.deployments.serviceIdsOf(accountId, projectId);
+    if (owned.includes(serviceId)) await this.deps.runtime?.stopService(serviceId);
+    const removed = await this.deps.deployments.deleteByService(accountId, projectId, serviceId);
+    await this.deps.snapshots.deleteByService(accountId, projectId, serviceId);
+    if (owned.includes(serviceId)) await this.deps.builds.removeService({ projectId, serviceId });
+    return removed;
   }
 
-  private async create(ref: ServiceRef, input: TriggerInput, id: Types.ObjectId, createdAt: Date) {
+  /**
+   * Creates a BUILDING deployment with its source snapshot (made by `snapshot`), then cancels the
+   * service's older ones still BUILDING (newest wins). With an Idempotency-Key, a repeat of the
+   * same request within 24 h answers what the first one did and creates nothing; another
+   * request under the key is 409. The key fixes the deployment's id and time, so racing repeats
+   * create one deployment and the answer is known, and stored, when the key is claimed.
+   */
+  private async create(
+    ref: ServiceRef,
+    input: TriggerInput,
+    origin: Origin,
+    idempotencyKey: string | undefined,
+    snapshot: () => Promise<SourceSnapshot>,
+  ): Promise<TriggerResult> {
+    const id = new Types.ObjectId();
+    const createdAt = new Date();
+    const result = (deploymentId: Types.ObjectId, at: Date): TriggerResult => ({
+      status: 201,
+      body: toTriggerResponse({ ...ref, id: deploymentId.toHexString(), ...input, createdAt: at }),
+    });
+    if (!idempotencyKey) {
+      await this.insert(ref, input, id, createdAt, await snapshot());
+      return result(id, createdAt);
+    }
+    const requestHash = requestHashOf(ref, input, origin);
+    const record = await this.deps.idempotencyKeys.claim(ref.accountId, idempotencyKey, {
+      requestHash,
+      deploymentId: id,
+      createdAt,
+      response: result(id, createdAt),
+    });
+    if (record.requestHash !== requestHash) {
+      throw conflict('This Idempotency-Key was already used with a different request.');
+    }
+    // A repeat inserts nothing, unless the first try stopped between its key and its insert.
+    await this.insert(ref, input, record.deploymentId, record.createdAt, await snapshot());
+    return record.response as TriggerResult;
+  }
+
+  private async insert(
+    ref: ServiceRef,
+    input: TriggerInput,
+    id: Types.ObjectId,
+    createdAt: Date,
+    snapshot: SourceSnapshot,
+  ) {
+    // The snapshot first: a deployment the pipeline can claim always has its source.
+    await this.deps.snapshots.save(ref, id.toHexString(), snapshot);
     await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt });
+    const inserted = await this.deps.deployments.find(ref, id.toHexString());
+    if (inserted) await this.deps.deployments.supersedeOlder(inserted);
     this.deps.onDeploymentCreated();
   }
 }

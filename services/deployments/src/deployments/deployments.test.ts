@@ -382,7 +382,8 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
     expect(Object.keys(res.body)).toEqual(['deployments']);
     expect(res.body.deployments).toEqual([
       listed(service, two, second.body, 'BUILDING'),
-      listed(service, one, first.body, 'BUILDING'),
+      // Newest wins: the second trigger cancelled the first, still BUILDING.
+      listed(service, one, first.body, 'CANCELLED'),
     ]);
   });
 
@@ -481,8 +482,8 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
   it('answers 409 for a deployment that is already DEPLOYED or FAILED', async () => {
     const service = h.projects.addService();
     const deployed = await h.api.trigger(service, { commitHash: 'abcdef1' });
-    const failed = await h.api.trigger(service, { commitHash: 'abcdef2' });
     await recordChanges(service, deployed.body.id, 'DEPLOYING', 'DEPLOYED');
+    const failed = await h.api.trigger(service, { commitHash: 'abcdef2' });
     await recordChanges(service, failed.body.id, 'FAILED');
 
     const a = await h.api.cancel(service, deployed.body.id);

@@ -8,8 +8,8 @@ const h = useHarness({
   relay: true,
   pipeline: {
     // A commit message starting with "slow" makes a long build, to cancel it midway.
-    BUILD_COMMAND: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
-    DEPLOY_COMMAND: 'echo deployed',
+    TEST_BUILD: `case "$COMMIT_MESSAGE" in slow*) ${steps.longStep} ;; *) echo built ;; esac`,
+    TEST_DEPLOY: 'echo deployed',
   },
 });
 let collector: Awaited<ReturnType<typeof collectMessages>>;

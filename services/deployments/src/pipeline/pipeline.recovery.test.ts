@@ -62,7 +62,7 @@ async function handedBackOnce(deploymentId: string) {
   );
 }
 
-const BUILD_RAN = { BUILD_COMMAND: 'echo build-ran' };
+const BUILD_RAN = { TEST_BUILD: 'echo build-ran' };
 
 /** Deployed on its second claim, the first one lost with its worker (never handed back). */
 async function expectDeployedByTheSecondClaim(id: string) {
@@ -82,8 +82,8 @@ describe('a pipeline worker that stops without finishing', () => {
       dbName: h.config.MONGO_DB,
       logger: testLogger(),
     });
-    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep }, createModels(connectionA));
-    const workerB = h.newWorker({ BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' });
+    const workerA = await h.newWorker({ TEST_BUILD: steps.longStep }, createModels(connectionA));
+    const workerB = await h.newWorker({ TEST_BUILD: 'echo "rebuilt $DEPLOYMENT_ID"' });
     workerA.start();
     try {
       const { service, id } = await h.newDeployment();
@@ -137,7 +137,7 @@ describe('a pipeline worker that stops without finishing', () => {
     );
 
     const deployed = await h.runWorkerUntil(
-      { BUILD_COMMAND: 'echo build-ran-again', DEPLOY_COMMAND: 'echo "deployed $COMMIT_HASH"' },
+      { TEST_BUILD: 'echo build-ran-again', TEST_DEPLOY: 'echo "deployed $COMMIT_HASH"' },
       deployment,
       'DEPLOYED',
     );
@@ -153,7 +153,7 @@ describe('a pipeline worker that stops without finishing', () => {
     const deployment = await h.newDeployment();
     await abandonedBy(1, deployment.id);
 
-    const rebuild = { BUILD_COMMAND: 'echo "rebuilt $DEPLOYMENT_ID"' };
+    const rebuild = { TEST_BUILD: 'echo "rebuilt $DEPLOYMENT_ID"' };
     const deployed = await h.runWorkerUntil(rebuild, deployment, 'DEPLOYED');
 
     expect(deployed.logs.startsWith(`${SECOND_ATTEMPT}\n==> build step started\n`)).toBe(true);
@@ -191,8 +191,8 @@ describe('a pipeline worker that stops without finishing', () => {
 describe('a pipeline worker that comes back after another took its deployment over', () => {
   it('writes nothing over the output of the worker that holds the deployment now', async () => {
     // A freezes (no heartbeat for 10 s) mid-build; meanwhile B takes the deployment over.
-    const workerA = h.newWorker({
-      BUILD_COMMAND: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done`,
+    const workerA = await h.newWorker({
+      TEST_BUILD: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done`,
       PIPELINE_HEARTBEAT: '10s',
       PIPELINE_LEASE: '60s',
     });
@@ -237,7 +237,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
 
 describe('a pipeline worker shutting down', () => {
   it('stops its running step and hands the deployment back for another worker to run at once', async () => {
-    const workerA = h.newWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_LEASE: '60s' });
+    const workerA = await h.newWorker({ TEST_BUILD: steps.longStep, PIPELINE_LEASE: '60s' });
     workerA.start();
     const { service, id } = await h.newDeployment();
     const pids = await steps.pidsOf(id);
@@ -253,7 +253,7 @@ describe('a pipeline worker shutting down', () => {
     );
 
     // The 60 s lease is not waited for: the deployment was given back.
-    await h.withWorker({ BUILD_COMMAND: 'echo "built by B"' }, async () => {
+    await h.withWorker({ TEST_BUILD: 'echo "built by B"' }, async () => {
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 10_000);
       expect(deployed.logs).toContain('built by B');
       expect(deployed.logs).not.toContain('--- Attempt');

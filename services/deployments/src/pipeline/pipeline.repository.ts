@@ -9,6 +9,13 @@ import { toDeployment, type Deployment } from '../deployments/deployments.reposi
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 
+/** How far back "served least recently" looks when the pipeline chooses between accounts. */
+const FAIRNESS_MEMORY_MS = 60 * 60 * 1000;
+/** Deployments of one account looked at per claim (past services that must wait their turn). */
+const CANDIDATES_PER_ACCOUNT = 20;
+/** The latest claims read to learn when each waiting account was served last. */
+const RECENT_CLAIMS = 200;
+
 /** A worker's hold on a deployment: one attempt at running it. */
 export interface Lease {
   deploymentId: string;
@@ -43,16 +50,86 @@ export class PipelineRepository {
   constructor(private readonly models: Models) {}
 
   /**
-   * Takes the oldest deployment still to run that nobody holds (never claimed, handed back, or
-   * its worker's lease expired): one conditional update, so racing workers take different ones.
+   * Takes a deployment still to run that nobody holds (never claimed, handed back, or its
+   * worker's lease expired), choosing fairly between accounts (contracts.md: no account can
+   * starve another): first the accounts with the fewest deployments running, among those the
+   * one served least recently (never, or longest ago), then that account's oldest deployment
+   * whose service runs nothing older (one deployment of a service runs at a time: an older
+   * DEPLOYING one finishes first).
+   * The claim itself is one conditional update, so racing workers take different ones.
    */
   async claimNext(owner: string, leaseMs: number, now = new Date()): Promise<Claim | null> {
+    const claimable = { status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } };
+    const accounts = (await this.models.deployments.distinct('accountId', claimable)).map(String);
+    if (accounts.length === 0) return null;
+    const [held, recentClaims] = await Promise.all([
+      // As many as the pipeline's capacity: what every worker holds now.
+      this.models.deployments
+        .find({ status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $gt: now } }, { accountId: 1 })
+        .lean<Pick<DeploymentDoc, 'accountId'>[]>(),
+      this.models.deployments
+        .find(
+          {
+            accountId: { $in: accounts },
+            claimedAt: { $gt: new Date(now.getTime() - FAIRNESS_MEMORY_MS) },
+          },
+          { accountId: 1, claimedAt: 1 },
+        )
+        .sort({ claimedAt: -1 })
+        .limit(RECENT_CLAIMS)
+        .lean<Pick<DeploymentDoc, 'accountId' | 'claimedAt'>[]>(),
+    ]);
+    const running = new Map<string, number>();
+    for (const { accountId } of held) running.set(accountId, (running.get(accountId) ?? 0) + 1);
+    // Newest first, so an account's first claim in the list is its last one.
+    const servedAt = new Map<string, number>();
+    for (const { accountId, claimedAt } of recentClaims) {
+      if (!servedAt.has(accountId)) servedAt.set(accountId, claimedAt?.getTime() ?? 0);
+    }
+    const order = accounts
+      .map((accountId) => ({
+        accountId,
+        running: running.get(accountId) ?? 0,
+        served: servedAt.get(accountId) ?? 0,
+      }))
+      .sort(
+        (a, b) =>
+          a.running - b.running || a.served - b.served || a.accountId.localeCompare(b.accountId),
+      );
+
+    for (const { accountId } of order) {
+      const candidates = await this.models.deployments
+        .find({ ...claimable, accountId }, { serviceId: 1, createdAt: 1 })
+        .sort({ createdAt: 1 })
+        .limit(CANDIDATES_PER_ACCOUNT)
+        .lean<Pick<DeploymentDoc, '_id' | 'serviceId' | 'createdAt'>[]>();
+      for (const candidate of candidates) {
+        const olderRunsFirst = await this.models.deployments.exists({
+          serviceId: candidate.serviceId,
+          status: { $in: [...ACTIVE_STATUSES] },
+          createdAt: { $lt: candidate.createdAt },
+        });
+        if (olderRunsFirst) continue;
+        const claim = await this.claim(candidate._id, owner, leaseMs, now);
+        if (claim) return claim;
+      }
+    }
+    return null;
+  }
+
+  /** One conditional update: the deployment is ours when it was still claimable. */
+  private async claim(
+    id: Types.ObjectId,
+    owner: string,
+    leaseMs: number,
+    now: Date,
+  ): Promise<Claim | null> {
     const leaseUntil = new Date(now.getTime() + leaseMs);
     const doc = await this.models.deployments
       .findOneAndUpdate(
-        { status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } },
-        { $set: { leaseOwner: owner, leaseUntil }, $inc: { attempts: 1 } },
-        { sort: { createdAt: 1 }, new: true },
+        { _id: id, status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } },
+        { $set: { leaseOwner: owner, leaseUntil, claimedAt: now }, $inc: { attempts: 1 } },
+        { new: true },
       )
       .lean<DeploymentDoc>();
     if (!doc) return null;

@@ -14,9 +14,9 @@ const ONE_CLAIM_FINISHED = { attempts: 1, handedBack: 0, leaseOwner: null };
 describe('the pipeline', () => {
   it('builds then deploys to DEPLOYED, with both steps’ output and the deployment’s values in the logs', async () => {
     const commands = {
-      BUILD_COMMAND:
+      TEST_BUILD:
         'echo "build of $DEPLOYMENT_ID: service $SERVICE_ID, project $PROJECT_ID, commit $COMMIT_HASH ($COMMIT_MESSAGE)"; sleep 0.3',
-      DEPLOY_COMMAND: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
+      TEST_DEPLOY: 'echo "deploy of $COMMIT_HASH"; echo "a warning" >&2; sleep 0.3',
     };
     await h.withWorker(commands, async () => {
       const { service, id, created } = await h.newDeployment({
@@ -78,8 +78,8 @@ describe('the pipeline', () => {
 
   it('writes output to the logs while the step is still running', async () => {
     const commands = {
-      BUILD_COMMAND: 'echo first-line; sleep 1.5; echo second-line',
-      DEPLOY_COMMAND: 'true',
+      TEST_BUILD: 'echo first-line; sleep 1.5; echo second-line',
+      TEST_DEPLOY: 'true',
     };
     await h.withWorker(commands, async (worker) => {
       const { service, id } = await h.newDeployment();
@@ -105,8 +105,8 @@ describe('the pipeline', () => {
 
     const failed = await h.runWorkerUntil(
       {
-        BUILD_COMMAND: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
-        DEPLOY_COMMAND: 'echo deploy-ran',
+        TEST_BUILD: 'echo compiling; echo "error: missing semicolon" >&2; exit 3',
+        TEST_DEPLOY: 'echo deploy-ran',
       },
       deployment,
       'FAILED',
@@ -125,7 +125,7 @@ describe('the pipeline', () => {
     const deployment = await h.newDeployment();
 
     const failed = await h.runWorkerUntil(
-      { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: 'echo "no capacity"; exit 7' },
+      { TEST_BUILD: 'echo built', TEST_DEPLOY: 'echo "no capacity"; exit 7' },
       deployment,
       'FAILED',
     );
@@ -144,7 +144,7 @@ describe('the pipeline', () => {
     const deployment = await h.newDeployment();
 
     const failed = await h.runWorkerUntil(
-      { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'true', STEP_TIMEOUT: '1s' },
+      { TEST_BUILD: steps.longStep, TEST_DEPLOY: 'true', STEP_TIMEOUT: '1s' },
       deployment,
       'FAILED',
     );
@@ -157,7 +157,7 @@ describe('the pipeline', () => {
   });
 
   it('stops the build when the deployment is cancelled, and a second cancel is 409', async () => {
-    const commands = { BUILD_COMMAND: steps.longStep, DEPLOY_COMMAND: 'echo deploy-ran' };
+    const commands = { TEST_BUILD: steps.longStep, TEST_DEPLOY: 'echo deploy-ran' };
     await h.withWorker(commands, async () => {
       const { service, id } = await h.newDeployment();
       const pids = await steps.pidsOf(id);
@@ -186,7 +186,7 @@ describe('the pipeline', () => {
   });
 
   it('stops every one of several builds cancelled at the same moment', async () => {
-    await h.withWorker({ BUILD_COMMAND: steps.longStep, PIPELINE_CONCURRENCY: '4' }, async () => {
+    await h.withWorker({ TEST_BUILD: steps.longStep, PIPELINE_CONCURRENCY: '4' }, async () => {
       const created = await Promise.all(Array.from({ length: 4 }, () => h.newDeployment()));
       const pids = (await Promise.all(created.map((c) => steps.pidsOf(c.id)))).flat();
 
@@ -202,28 +202,25 @@ describe('the pipeline', () => {
   });
 
   it('stops the deploy step when the deployment is cancelled while DEPLOYING', async () => {
-    await h.withWorker(
-      { BUILD_COMMAND: 'echo built', DEPLOY_COMMAND: steps.longStep },
-      async () => {
-        const { service, id } = await h.newDeployment();
-        const pids = await steps.pidsOf(id);
-        await h.waitForStatus(service, id, 'DEPLOYING');
+    await h.withWorker({ TEST_BUILD: 'echo built', TEST_DEPLOY: steps.longStep }, async () => {
+      const { service, id } = await h.newDeployment();
+      const pids = await steps.pidsOf(id);
+      await h.waitForStatus(service, id, 'DEPLOYING');
 
-        const cancelled = await h.api.cancel(service, id);
+      const cancelled = await h.api.cancel(service, id);
 
-        expect(cancelled.status).toBe(200);
-        await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
-          timeoutMs: 5_000,
-          what: 'the deploy to stop',
-        });
-        await h.waitForLogs(service, id, 'Deployment cancelled: the deploy step was stopped.');
-        expect(await h.changes(id)).toEqual([
-          '->BUILDING',
-          'BUILDING>DEPLOYING',
-          'DEPLOYING>CANCELLED',
-        ]);
-      },
-    );
+      expect(cancelled.status).toBe(200);
+      await waitFor(async () => !(await isProcessRunning(pids[0]!)), {
+        timeoutMs: 5_000,
+        what: 'the deploy to stop',
+      });
+      await h.waitForLogs(service, id, 'Deployment cancelled: the deploy step was stopped.');
+      expect(await h.changes(id)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>CANCELLED',
+      ]);
+    });
   });
 
   it('never runs a deployment that was cancelled before a worker claimed it', async () => {
@@ -233,7 +230,7 @@ describe('the pipeline', () => {
     const next = await h.newDeployment();
 
     // The worker takes the queue oldest first: once the next one is done, it went past.
-    await h.runWorkerUntil({ BUILD_COMMAND: 'echo build-ran' }, next, 'DEPLOYED');
+    await h.runWorkerUntil({ TEST_BUILD: 'echo build-ran' }, next, 'DEPLOYED');
 
     const res = await h.api.get(cancelledFirst.service, cancelledFirst.id);
     expect(res.body.status).toBe('CANCELLED');
@@ -253,8 +250,8 @@ describe('the pipeline', () => {
 
     const deployed = await h.runWorkerUntil(
       {
-        BUILD_COMMAND: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
-        DEPLOY_COMMAND: 'echo deploy-done',
+        TEST_BUILD: 'for i in $(seq 1 3000); do echo "build output line $i"; done',
+        TEST_DEPLOY: 'echo deploy-done',
         LOG_LIMIT_BYTES: '4096',
       },
       deployment,
@@ -271,7 +268,7 @@ describe('the pipeline', () => {
   it('runs several deployments side by side, each to DEPLOYED', async () => {
     const commands = {
       PIPELINE_CONCURRENCY: '2',
-      BUILD_COMMAND: 'sleep 0.3; echo "built $COMMIT_HASH"',
+      TEST_BUILD: 'sleep 0.3; echo "built $COMMIT_HASH"',
     };
     await h.withWorker(commands, async () => {
       const created = await Promise.all(Array.from({ length: 4 }, () => h.newDeployment()));

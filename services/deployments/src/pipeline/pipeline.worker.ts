@@ -6,20 +6,15 @@ import type { DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 import { LogBuffer } from './log-buffer';
 import { PipelineRepository, type Claim, type Lease, type LeaseState } from './pipeline.repository';
-import { startStep, type RunningStep, type StepResult } from './step-runner';
+import type { DeploymentSteps, StepOutcome } from './steps';
 
 export interface PipelineWorkerOptions {
   models: Models;
   logger: Logger;
   /** Told about every status change recorded (the outbox relay). */
   outbox: OutboxWriter;
-  buildCommand: string;
-  deployCommand: string;
-  /** The environment the commands start from (PATH, HOME); the deployment's values are added. */
-  commandEnv: Record<string, string>;
-  stepTimeoutMs: number;
-  /** After SIGTERM, how long a step's processes get before SIGKILL. */
-  killGraceMs: number;
+  /** What BUILDING and DEPLOYING do (steps.ts). */
+  steps: DeploymentSteps;
   logLimitBytes: number;
   concurrency: number;
   /** A claim not renewed for this long is taken over by another worker. */
@@ -170,7 +165,7 @@ class DeploymentRun {
   private readonly log: LogBuffer;
   private readonly logger: Logger;
   private leaseUntil: number;
-  private step?: RunningStep;
+  private step?: AbortController;
   private interruption?: Interruption;
   private wakeHeartbeat?: () => void;
 
@@ -188,7 +183,7 @@ class DeploymentRun {
   /** Stops the running step; the run then settles according to the reason. */
   interrupt(interruption: Interruption): void {
     this.interruption ??= interruption;
-    void this.step?.stop();
+    this.step?.abort();
     this.wakeHeartbeat?.();
   }
 
@@ -220,20 +215,24 @@ class DeploymentRun {
 
   /** True when the step succeeded; otherwise the run has been settled. */
   private async runStep(step: Step): Promise<boolean> {
-    const { options } = this.context;
     const started = Date.now();
     this.log.line(`==> ${step} step started`);
-    this.step = startStep({
-      command: step === 'build' ? options.buildCommand : options.deployCommand,
-      env: this.commandEnv(),
-      timeoutMs: options.stepTimeoutMs,
-      killGraceMs: options.killGraceMs,
-      onOutput: (text) => this.log.append(text),
+    const controller = new AbortController();
+    this.step = controller;
+    if (this.interruption) controller.abort();
+    const outcome = this.context.options.steps[step]({
+      deployment: this.deployment,
+      attempt: this.lease.attempt,
+      output: (text) => this.log.append(text),
+      line: (text) => this.log.line(text),
+      signal: controller.signal,
     });
-    if (this.interruption) void this.step.stop();
     let stepDone = false;
     const heartbeat = this.keepLease(step, () => stepDone);
-    const result = await this.step.result;
+    const result = await outcome.catch((err: unknown): StepOutcome => ({
+      ok: false,
+      reason: `The ${step} step could not run: ${(err as Error).message}`,
+    }));
     stepDone = true;
     this.wakeHeartbeat?.();
     await heartbeat;
@@ -242,39 +241,12 @@ class DeploymentRun {
       await this.settleInterrupted(step);
       return false;
     }
-    if (result.outcome === 'succeeded') {
+    if (result.ok) {
       this.log.line(`==> ${step} step finished in ${seconds(Date.now() - started)}`);
       return true;
     }
-    await this.fail(this.failureMessage(step, result));
+    await this.fail(result.reason);
     return false;
-  }
-
-  private failureMessage(step: Step, result: Exclude<StepResult, { outcome: 'succeeded' }>) {
-    switch (result.outcome) {
-      case 'failed':
-        return result.exitCode !== null
-          ? `The ${step} step failed with exit code ${result.exitCode}.`
-          : `The ${step} step was killed by ${result.signal ?? 'a signal'}.`;
-      case 'timed-out':
-        return `The ${step} step ran longer than ${seconds(this.context.options.stepTimeoutMs)} and was stopped.`;
-      case 'spawn-failed':
-        return `The ${step} step could not start: ${result.message}`;
-      case 'stopped':
-        return `The ${step} step was stopped.`;
-    }
-  }
-
-  private commandEnv(): Record<string, string> {
-    const d = this.deployment;
-    return {
-      ...this.context.options.commandEnv,
-      DEPLOYMENT_ID: d.id,
-      SERVICE_ID: d.serviceId,
-      PROJECT_ID: d.projectId,
-      COMMIT_HASH: d.commitHash,
-      COMMIT_MESSAGE: d.commitMessage,
-    };
   }
 
   /** Until the step ends: renew the lease, write new output, notice a cancel or a lost lease. */
@@ -362,8 +334,9 @@ class DeploymentRun {
     if (!interruption) return;
     switch (interruption.reason) {
       case 'status-changed': {
-        const { status } = interruption.now;
-        this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
+        const { status, cancelReason } = interruption.now;
+        const why = cancelReason ? ` (${cancelReason})` : '';
+        this.log.line(`Deployment ${status.toLowerCase()}${why}: the ${step} step was stopped.`);
         await this.saveLogs();
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;

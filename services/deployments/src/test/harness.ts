@@ -15,39 +15,68 @@ import {
   useRunning,
   waitFor,
 } from '@platform/shared/testing';
-import { compose, createPipelineWorker } from '../compose';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createAppRepository, FIXTURE_APP, freePort } from '@platform/shared/testing';
+import { compose, createPipelineWorker, openLocalSteps } from '../compose';
+import { DeploymentsRepository } from '../deployments/deployments.repository';
+import { RuntimeClient } from '../runtime/local/client';
+import { routerGet, stopSupervisor } from '../runtime/local/testing';
+import { SourceSnapshots } from '../source/snapshot';
+import { ShellSteps } from './shell-steps';
 import { configSchema, type Config } from '../config';
 import type { DeploymentDoc, DeploymentLogsDoc } from '../deployments/deployments.model';
 import type { TriggerResponse } from '../deployments/deployments.schemas';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 import type { PipelineWorker } from '../pipeline/pipeline.worker';
-import { startProjectsStub, type OwnedService } from './projects-stub';
+import {
+  NO_SOURCE,
+  TEST_ENCRYPTION_KEY,
+  buildService,
+  startProjectsStub,
+  type OwnedService,
+  type StubSource,
+} from './projects-stub';
 
 /** Settings as the service reads them from its environment (a misspelt name does not compile). */
 export type ServiceEnv = Partial<Record<keyof z.input<typeof configSchema>, string>>;
 
-/** The pipeline of every test: real processes and timings, scaled down. */
+/**
+ * A test worker's settings; with TEST_BUILD or TEST_DEPLOY it runs ShellSteps (those shell
+ * commands, `true` for the other) instead of the real steps: the worker's own mechanics tested
+ * with steps whose timing and output the test controls.
+ */
+export type WorkerSettings = ServiceEnv & { TEST_BUILD?: string; TEST_DEPLOY?: string };
+
+/** The pipeline of every test: real git, sandbox, runtime and timings, scaled down. */
 const TEST_PIPELINE: ServiceEnv = {
-  BUILD_COMMAND: 'echo "building $COMMIT_HASH"; sleep 0.2',
-  DEPLOY_COMMAND: 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2',
-  STEP_TIMEOUT: '10s',
+  ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+  // The fixture repositories are file:// URLs.
+  SOURCE_ALLOW_LOCAL: 'true',
+  HEALTH_CHECK_TIMEOUT: '10s',
+  RUNTIME_RESTART_BACKOFF: '100ms',
+  RUNTIME_STOP_GRACE: '2s',
+  RUNTIME_LOG_POLL_INTERVAL: '100ms',
+  STEP_TIMEOUT: '20s',
   STEP_KILL_GRACE: '1s',
   LOG_LIMIT_BYTES: '65536',
   PIPELINE_CONCURRENCY: '4',
   PIPELINE_LEASE: '2s',
   PIPELINE_HEARTBEAT: '100ms',
   PIPELINE_POLL_INTERVAL: '200ms',
-  // As main.ts would read it from the environment.
+  // As main.ts would read it from the environment (the supervisor starts with it).
   PATH: process.env.PATH,
 };
 
 export interface HarnessOptions {
   /**
-   * Run the pipeline in this replica, with these settings over the test ones. Without it,
-   * deployments stay BUILDING until a test moves them or starts a worker (newWorker).
+   * Run the pipeline in this replica, with these settings over the test ones (TEST_BUILD or
+   * TEST_DEPLOY: ShellSteps). Without it, deployments stay BUILDING until a test moves them or
+   * starts a worker (newWorker).
    */
-  pipeline?: ServiceEnv;
+  pipeline?: WorkerSettings;
   /** Publish status events to Kafka (default: they stay in their outbox, where changes() reads them). */
   relay?: boolean;
 }
@@ -58,16 +87,30 @@ export interface HarnessOptions {
  */
 export async function startHarness(options: HarnessOptions = {}) {
   const projects = await startProjectsStub();
+  // The fixture app in a git repository, its first commit what a deployment builds by default.
+  const appRepository = await createAppRepository();
+  const firstCommit = await appRepository.commit({ greeting: 'hello' });
+  const appSource: StubSource = {
+    ...NO_SOURCE,
+    repository: appRepository.url,
+    branch: appRepository.branch,
+    ...FIXTURE_APP,
+  };
+  const scratch = await mkdtemp(path.join(tmpdir(), 'deployments-harness-'));
+  const { TEST_BUILD, TEST_DEPLOY, ...pipelineSettings } = options.pipeline ?? {};
   const env: ServiceEnv = {
     ...testEnv(),
     ...TEST_PIPELINE,
+    RUNTIME_DIR: path.join(scratch, 'runtime'),
+    RUNTIME_ROUTER_PORT: String(await freePort()),
+    BUILDS_DIR: path.join(scratch, 'builds'),
     MONGO_DB: uniqueName('deployments_test'),
     PROJECTS_URL: projects.url,
     // A group of its own from now on: deletions published before it started are not its business.
     KAFKA_GROUP_ID: uniqueName('deployments-test'),
     KAFKA_FROM_BEGINNING: 'false',
     PIPELINE_ENABLED: String(options.pipeline !== undefined),
-    ...options.pipeline,
+    ...pipelineSettings,
   };
   const configWith = (overrides: ServiceEnv = {}): Config =>
     parseConfig(configSchema, { ...env, ...overrides });
@@ -75,16 +118,32 @@ export async function startHarness(options: HarnessOptions = {}) {
   const logger = testLogger('deployments');
   const lifecycle = new Lifecycle(logger);
   const holdEvents = !options.relay;
+  const shellSteps = (settings: Config, build?: string, deploy?: string) =>
+    build !== undefined || deploy !== undefined
+      ? new ShellSteps({
+          build,
+          deploy,
+          timeoutMs: settings.STEP_TIMEOUT,
+          killGraceMs: settings.STEP_KILL_GRACE,
+        })
+      : undefined;
   let composed: Awaited<ReturnType<typeof compose>>;
   let url: string;
   try {
-    composed = await compose(config, { logger, lifecycle }, { holdEvents });
+    composed = await compose(
+      config,
+      { logger, lifecycle },
+      { holdEvents, steps: shellSteps(config, TEST_BUILD, TEST_DEPLOY) },
+    );
     const server = await startTestServer(composed.app);
     lifecycle.onShutdown('http server', () => server.close());
     url = server.url;
   } catch (err) {
     await lifecycle.shutdown('start-up failed');
     await projects.close();
+    await appRepository.close();
+    await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+    await rm(scratch, { recursive: true, force: true });
     throw err;
   }
   const { models } = composed;
@@ -96,29 +155,55 @@ export async function startHarness(options: HarnessOptions = {}) {
     config,
     projects,
     api,
+    /** The fixture app's repository, and the commit deployments build unless told otherwise. */
+    appRepository,
+    firstCommit,
     /**
      * Another replica's pipeline worker on this database (or on `otherModels`, another
-     * connection to it), made by compose's own createPipelineWorker from these settings over the
-     * harness's; not started.
+     * connection to it), made by compose's own openLocalSteps and createPipelineWorker from
+     * these settings over the harness's (the same runtime and builds); not started.
      */
-    newWorker(overrides: ServiceEnv = {}, otherModels: Models = models): PipelineWorker {
-      return createPipelineWorker(configWith(overrides), {
+    async newWorker(settings: WorkerSettings = {}, otherModels: Models = models) {
+      const { TEST_BUILD: build, TEST_DEPLOY: deploy, ...overrides } = settings;
+      const workerConfig = configWith(overrides);
+      const steps =
+        shellSteps(workerConfig, build, deploy) ??
+        (
+          await openLocalSteps(
+            workerConfig,
+            { logger, lifecycle },
+            {
+              snapshots: new SourceSnapshots(otherModels.sources),
+              builds: composed.builds,
+              repository: new DeploymentsRepository(otherModels, composed.outbox),
+            },
+          )
+        ).steps;
+      return createPipelineWorker(workerConfig, {
         models: otherModels,
         logger,
         outbox: composed.outbox,
+        steps,
       });
     },
-    /** A deployment just triggered (BUILDING), of a service of its own; `body` over a new commit. */
-    async newDeployment(body: Record<string, unknown> = {}) {
-      const service = projects.addService();
-      const res = await api.trigger(service, { commitHash: newCommitHash(), ...body });
+    /**
+     * A deployment just triggered (BUILDING), of a service of its own whose source is the
+     * fixture app with `source` over it; `body` over the fixture's first commit.
+     */
+    async newDeployment(body: Record<string, unknown> = {}, source: Partial<StubSource> = {}) {
+      const service = projects.addService(buildService(), { ...appSource, ...source });
+      const res = await api.trigger(service, { commitHash: firstCommit.hash, ...body });
       if (res.status !== 201) throw new Error(`the trigger answered ${res.status}`);
       const created = res.body as TriggerResponse;
       return { service, id: created.id, created };
     },
+    /** `GET urlPath` of the service's URL, through the runtime's router. */
+    app(service: OwnedService, urlPath = '/') {
+      return routerGet(config.RUNTIME_ROUTER_PORT, service.serviceId, urlPath);
+    },
     /** Runs a worker of these settings until the deployment is in `status`: the deployment then. */
     async runWorkerUntil(
-      settings: ServiceEnv,
+      settings: WorkerSettings,
       { service, id }: { service: OwnedService; id: string },
       status: DeploymentStatus,
     ) {
@@ -129,8 +214,8 @@ export async function startHarness(options: HarnessOptions = {}) {
       return reached;
     },
     /** Runs `test` while a worker of these settings runs (newWorker), and stops it after. */
-    async withWorker(overrides: ServiceEnv, test: (worker: PipelineWorker) => Promise<void>) {
-      const worker = this.newWorker(overrides);
+    async withWorker(overrides: WorkerSettings, test: (worker: PipelineWorker) => Promise<void>) {
+      const worker = await this.newWorker(overrides);
       worker.start();
       try {
         await test(worker);
@@ -232,6 +317,10 @@ export async function startHarness(options: HarnessOptions = {}) {
     async close() {
       await lifecycle.shutdown('test over');
       await projects.close();
+      await appRepository.close();
+      // The supervisor outlives the service by design; a test's goes with its apps.
+      await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+      await rm(scratch, { recursive: true, force: true });
       const connection = await connectMongo({
         url: config.MONGO_URL,
         dbName: config.MONGO_DB,
@@ -273,6 +362,10 @@ export function deploymentsApi(baseUrl: string) {
       requestJson(path(s, `/${id}`), { headers: as(s, headers) }),
     cancel: (s: OwnedService, id: string, headers?: Record<string, string>) =>
       requestJson(path(s, `/${id}/cancel`), { method: 'POST', headers: as(s, headers) }),
+    redeploy: (s: OwnedService, id: string, headers?: Record<string, string>) =>
+      requestJson(path(s, `/${id}/redeploy`), { method: 'POST', headers: as(s, headers) }),
+    rollback: (s: OwnedService, id: string, headers?: Record<string, string>) =>
+      requestJson(path(s, `/${id}/rollback`), { method: 'POST', headers: as(s, headers) }),
   };
 }
 

@@ -1,7 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { IDENTITY_HEADER, REQUEST_ID_HEADER, verifyIdentity } from '@platform/shared';
+import {
+  IDENTITY_HEADER,
+  REQUEST_ID_HEADER,
+  createSecretBox,
+  variableSecretContext,
+  verifyIdentity,
+} from '@platform/shared';
 import { startTestServer, TEST_INTERNAL_SECRET } from '@platform/shared/testing';
+import type { ServiceSource, SourceVariable } from '../source/snapshot';
+
+/** The key the stub seals secret variables with, as the projects service would (harness too). */
+export const TEST_ENCRYPTION_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
+const secretBox = createSecretBox({ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
 
 /** A service as the projects service knows it: in a project, owned by an account. */
 export interface OwnedService {
@@ -9,6 +20,22 @@ export interface OwnedService {
   projectId: string;
   serviceId: string;
 }
+
+/** A service's settings and variables (`secret: true` ones are sealed when handed over). */
+export interface StubSource extends Omit<ServiceSource, 'variables'> {
+  variables: { name: string; value: string; secret?: boolean }[];
+}
+
+/** What a service without settings answers: the contract's defaults, nothing to build or run. */
+export const NO_SOURCE: StubSource = {
+  repository: null,
+  branch: 'main',
+  rootDirectory: '',
+  buildCommand: null,
+  startCommand: null,
+  healthCheckPath: '/',
+  variables: [],
+};
 
 const newId = () => randomBytes(12).toString('hex');
 
@@ -22,15 +49,16 @@ export interface ProjectsCall {
   requestId: string | undefined;
 }
 
-const INTERNAL_SERVICE_PATH = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)$/;
+const INTERNAL_SERVICE_PATH = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)(\/source)?$/;
 
 /**
- * The projects service's internal ownership endpoint, answered from memory over real HTTP as
- * the projects service answers it: `{ accountId, projectId, serviceId }` for a registered service
- * of the identity's account, 404 otherwise, 401 without a valid identity header.
+ * The projects service's internal endpoints, answered from memory over real HTTP as the projects
+ * service answers them: `{ accountId, projectId, serviceId }` for a registered service of the
+ * identity's account, and its `/source` (settings, plain variables, sealed secrets); 404
+ * otherwise, 401 without a valid identity header.
  */
 export async function startProjectsStub() {
-  const services = new Map<string, string>();
+  const services = new Map<string, { accountId: string; source: StubSource }>();
   const calls: ProjectsCall[] = [];
   const keyOf = (projectId: string, serviceId: string) => `${projectId}/${serviceId}`;
 
@@ -52,21 +80,45 @@ export async function startProjectsStub() {
     });
     if (!accountId) return send(401, { error: 'UNAUTHORIZED', message: 'Login is required.' });
     const match = req.method === 'GET' ? INTERNAL_SERVICE_PATH.exec(req.url ?? '') : null;
-    const [, projectId = '', serviceId = ''] = match ?? [];
-    if (!match || services.get(keyOf(projectId, serviceId)) !== accountId) {
+    const [, projectId = '', serviceId = '', source] = match ?? [];
+    const found = services.get(keyOf(projectId, serviceId));
+    if (!match || found?.accountId !== accountId) {
       return send(404, { error: 'NOT_FOUND', message: 'Service not found.' });
     }
-    send(200, { accountId, projectId, serviceId });
+    const owned = { accountId, projectId, serviceId };
+    if (!source) return send(200, owned);
+    const variables: SourceVariable[] = found.source.variables.map(({ name, value, secret }) =>
+      secret
+        ? {
+            name,
+            secret: true,
+            sealed: secretBox.seal(value, variableSecretContext(serviceId, name)),
+          }
+        : { name, secret: false, value },
+    );
+    send(200, { ...owned, ...found.source, variables });
   };
 
   const server = await startTestServer(handler);
   return {
     url: server.url,
     calls,
-    /** Registers a service (a new one by default) and returns it. */
-    addService(service: OwnedService = buildService()): OwnedService {
-      services.set(keyOf(service.projectId, service.serviceId), service.accountId);
+    /** Registers a service (a new one by default) with its source, and returns it. */
+    addService(
+      service: OwnedService = buildService(),
+      source: StubSource = NO_SOURCE,
+    ): OwnedService {
+      services.set(keyOf(service.projectId, service.serviceId), {
+        accountId: service.accountId,
+        source,
+      });
       return service;
+    },
+    /** Changes a registered service's settings or variables (what a PATCH or PUT would do). */
+    updateSource(service: OwnedService, changes: Partial<StubSource>) {
+      const found = services.get(keyOf(service.projectId, service.serviceId));
+      if (!found) throw new Error(`service ${service.serviceId} is not registered`);
+      found.source = { ...found.source, ...changes };
     },
     removeService(service: OwnedService) {
       services.delete(keyOf(service.projectId, service.serviceId));

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '@platform/shared';
-import { supervisorConfigSchema } from './supervisor.config';
+import { supervisorConfigSchema, supervisorEnvOf } from './supervisor.config';
 
 const parse = (env: Record<string, string | undefined> = {}) =>
   parseConfig(supervisorConfigSchema, env);
@@ -50,5 +50,19 @@ describe('runtime supervisor config', () => {
     ['SANDBOX_UID_BASE', '0'],
   ])('refuses %s=%j', (name, value) => {
     expect(() => parse({ [name]: value })).toThrow(name);
+  });
+
+  it('writes a config back as the environment that reads as the same config', () => {
+    const config = parse({
+      RUNTIME_RESTART_BACKOFF: '250ms',
+      RUNTIME_STOP_GRACE: '2s',
+      RUNTIME_APP_PROCESSES: '64',
+      SANDBOX: 'none',
+      ALLOW_UNSANDBOXED: 'true',
+      LOG_LEVEL: 'warn',
+    });
+    const { PORT: _port, ...settings } = config;
+
+    expect(parse(supervisorEnvOf(settings))).toEqual(config);
   });
 });

@@ -11,6 +11,36 @@ export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev
 export const DEFAULT_ROUTER_PORT = 4020;
 
 /**
+ * The runtime's own settings (apps' limits, restarts, stops), read by the supervisor and by the
+ * deployments service, which starts the supervisor with them (supervisorEnvOf).
+ */
+export const runtimeEnv = z.object({
+  /** Address space of each app process (RLIMIT_AS; node needs ~1 GiB just to start). */
+  RUNTIME_APP_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024 * 1024)
+    .default(4 * 1024 ** 3),
+  /** Processes and threads of one app at once (RLIMIT_NPROC). */
+  RUNTIME_APP_PROCESSES: z.coerce.number().int().min(8).default(256),
+  /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
+  RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
+  /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
+  RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
+  /** Delay before the first restart of a crashed app; doubled for each further one. */
+  RUNTIME_RESTART_BACKOFF: durationEnv('1s'),
+  /** The longest delay between restarts. */
+  RUNTIME_RESTART_BACKOFF_MAX: durationEnv('30s'),
+  /** Restarts allowed within RUNTIME_RESTART_WINDOW; one more crash and the app stays down. */
+  RUNTIME_RESTART_LIMIT: z.coerce.number().int().min(0).default(5),
+  RUNTIME_RESTART_WINDOW: durationEnv('10m'),
+  /** After SIGTERM, how long an app gets before SIGKILL. */
+  RUNTIME_STOP_GRACE: durationEnv('5s'),
+  /** How long a replaced release may take to answer the requests it already has. */
+  RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
+});
+
+/**
  * The supervisor's environment (supervisor-main.ts). It holds no platform secret: the deployments
  * service starts it with these variables, PATH and HOME only.
  */
@@ -18,32 +48,38 @@ export const supervisorConfigSchema = z
   .object({
     NODE_ENV: baseEnv.shape.NODE_ENV,
     LOG_LEVEL: baseEnv.shape.LOG_LEVEL,
-    /** Address space of each app process (RLIMIT_AS; node needs ~1 GiB just to start). */
-    RUNTIME_APP_MEMORY_BYTES: z.coerce
-      .number()
-      .int()
-      .min(64 * 1024 * 1024)
-      .default(4 * 1024 ** 3),
-    /** Processes and threads of one app at once (RLIMIT_NPROC). */
-    RUNTIME_APP_PROCESSES: z.coerce.number().int().min(8).default(256),
-    /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
-    RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
-    /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
-    RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
-    /** Delay before the first restart of a crashed app; doubled for each further one. */
-    RUNTIME_RESTART_BACKOFF: durationEnv('1s'),
-    /** The longest delay between restarts. */
-    RUNTIME_RESTART_BACKOFF_MAX: durationEnv('30s'),
-    /** Restarts allowed within RUNTIME_RESTART_WINDOW; one more crash and the app stays down. */
-    RUNTIME_RESTART_LIMIT: z.coerce.number().int().min(0).default(5),
-    RUNTIME_RESTART_WINDOW: durationEnv('10m'),
-    /** After SIGTERM, how long an app gets before SIGKILL. */
-    RUNTIME_STOP_GRACE: durationEnv('5s'),
-    /** How long a replaced release may take to answer the requests it already has. */
-    RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
   })
+  .merge(runtimeEnv)
   .merge(sandboxEnv)
   .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT }));
+
+/**
+ * The environment a supervisor is started with, from a parsed config holding the same settings
+ * (the deployments service's): each value written back the way the schema reads it.
+ */
+export function supervisorEnvOf(
+  config: Omit<z.infer<typeof supervisorConfigSchema>, 'PORT'>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  const durations = new Set([
+    'RUNTIME_RESTART_BACKOFF',
+    'RUNTIME_RESTART_BACKOFF_MAX',
+    'RUNTIME_RESTART_WINDOW',
+    'RUNTIME_STOP_GRACE',
+    'RUNTIME_DRAIN_TIMEOUT',
+  ]);
+  const keys = [
+    'NODE_ENV',
+    'LOG_LEVEL',
+    ...Object.keys(runtimeEnv.shape),
+    ...Object.keys(sandboxEnv.shape),
+  ] as (keyof typeof config)[];
+  for (const key of keys) {
+    const value = config[key];
+    env[key] = durations.has(key) ? `${String(value)}ms` : String(value);
+  }
+  return env;
+}
 
 export type SupervisorConfig = z.infer<typeof supervisorConfigSchema>;
 

@@ -138,9 +138,14 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** `GET urlPath` on the router at `port` as `http://<serviceId>.localhost` (no kept connection). */
+export function routerGet(port: number, serviceId: string, urlPath = '/'): Promise<Answer> {
+  return routerRequest(port, undefined, serviceId, urlPath, {});
+}
+
 function routerRequest(
   port: number,
-  agent: Agent,
+  agent: Agent | undefined,
   serviceId: string,
   urlPath: string,
   init: { method?: string; body?: string },

@@ -1,5 +1,5 @@
 import { waitFor } from '@platform/shared/testing';
-import { isProcessRunning, useFixtureSteps } from '../test/processes';
+import { isProcessRunning, useFixtureSteps } from './processes';
 import { startStep, type StepOptions } from './step-runner';
 
 const steps = useFixtureSteps();

@@ -1,0 +1,269 @@
+import { variableSecretContext, type SecretBox } from '@platform/shared';
+import type { BuildRef, BuildStore } from '../builds/build-store';
+import type { Deployment } from '../deployments/deployments.repository';
+import type { RuntimeClient } from '../runtime/local/client';
+import type { Sandbox, SandboxLimits, SandboxResult } from '../sandbox/sandbox';
+import { fetchCommit } from '../source/fetch-commit';
+import { SourceError } from '../source/source-error';
+import type { SourceSnapshot, SourceSnapshots } from '../source/snapshot';
+import { SecretMask } from './secret-mask';
+
+/** What a step gets from the run that holds the deployment. */
+export interface StepContext {
+  deployment: Deployment;
+  /** The claim's number: a re-run of the step (another worker, after a restart) has another. */
+  attempt: number;
+  /** What the step's processes printed, already masked. */
+  output(text: string): void;
+  /** A line of the platform's own. */
+  line(text: string): void;
+  /** Aborted when the run is interrupted (cancelled, superseded, shutting down, lease lost). */
+  signal: AbortSignal;
+}
+
+/** A step's end: done, or failed with the line the log ends with. */
+export type StepOutcome = { ok: true } | { ok: false; reason: string };
+
+/** BUILDING and DEPLOYING: what the pipeline worker runs for each (contracts.md). */
+export interface DeploymentSteps {
+  build(context: StepContext): Promise<StepOutcome>;
+  deploy(context: StepContext): Promise<StepOutcome>;
+}
+
+export interface LocalStepsOptions {
+  snapshots: SourceSnapshots;
+  builds: BuildStore;
+  sandbox: Sandbox;
+  /** The runtime the apps run in. */
+  runtime: RuntimeClient;
+  secretBox: SecretBox;
+  /** The build whose app serves the service now: never pruned (see LiveBuilds). */
+  liveBuildOf(serviceId: string): Promise<string | null>;
+  /** SOURCE_ALLOW_LOCAL. */
+  allowLocalSources: boolean;
+  /** SOURCE_FETCH_TIMEOUT. */
+  fetchTimeoutMs: number;
+  /** The build command's limits (STEP_TIMEOUT and the BUILD_* limits). */
+  buildLimits: SandboxLimits;
+  /** HEALTH_CHECK_TIMEOUT. */
+  healthTimeoutMs: number;
+  /** How often a starting app's output is copied into the deployment's log. */
+  logPollMs: number;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const failed = (reason: string): StepOutcome => ({ ok: false, reason });
+const refOf = (d: Deployment, deploymentId = d.id): BuildRef => ({
+  projectId: d.projectId,
+  serviceId: d.serviceId,
+  deploymentId,
+});
+
+/** The runtime's release of one attempt at deploying: unique over the supervisor's life. */
+export const releaseIdOf = (deploymentId: string, attempt: number) => `${deploymentId}-${attempt}`;
+
+/**
+ * The steps on this machine: the build fetches the commit and runs `buildCommand` in the
+ * sandbox, keeping the result in the build store; the deploy starts `startCommand` from that
+ * build in the local runtime, waits for its health check and switches the service's URL to it.
+ */
+export class LocalSteps implements DeploymentSteps {
+  constructor(private readonly options: LocalStepsOptions) {}
+
+  async build(context: StepContext): Promise<StepOutcome> {
+    const { deployment: d, signal } = context;
+    const { builds, buildLimits } = this.options;
+    const source = await this.sourceOf(d);
+    if (!source) return failed('The deployment has no source snapshot.');
+    if (source.buildOf) {
+      const kept = await builds.find(refOf(d, source.buildOf));
+      if (!kept) return failed(`The build of deployment ${source.buildOf} is no longer kept.`);
+      context.line(
+        `==> reusing the build of deployment ${source.buildOf} (commit ${kept.commitHash}): nothing is built`,
+      );
+      return { ok: true };
+    }
+    if (!source.repository) return failed('the service has no repository');
+
+    const dir = await builds.prepare(refOf(d));
+    try {
+      await fetchCommit({
+        repository: source.repository,
+        branch: source.branch,
+        commitHash: d.commitHash,
+        into: dir.workspace,
+        allowLocal: this.options.allowLocalSources,
+        timeoutMs: this.options.fetchTimeoutMs,
+        onLog: (line) => context.line(line),
+        signal,
+      });
+    } catch (err) {
+      if (err instanceof SourceError) return failed(err.message);
+      throw err;
+    }
+    if (signal.aborted) return failed('The build step was stopped.');
+
+    if (source.buildCommand) {
+      context.line(`==> running the build command: ${source.buildCommand}`);
+      const mask = new SecretMask(this.secretValues(d, source));
+      const result = await this.options.sandbox.run({
+        workspace: dir.workspace,
+        cwd: source.rootDirectory,
+        command: source.buildCommand,
+        env: this.environmentOf(d, source),
+        limits: buildLimits,
+        network: true,
+        onOutput: (chunk) => context.output(mask.write(chunk)),
+        signal,
+      });
+      context.output(mask.flush());
+      if (result.exitCode !== 0) return failed(this.buildFailure(result));
+    } else {
+      context.line('==> no build command: the checkout is the build');
+    }
+    const live = await this.options.liveBuildOf(d.serviceId);
+    await builds.markSuccessful(refOf(d), {
+      commitHash: d.commitHash,
+      protect: live ? [live] : [],
+    });
+    return { ok: true };
+  }
+
+  async deploy(context: StepContext): Promise<StepOutcome> {
+    const { deployment: d, signal } = context;
+    const source = await this.sourceOf(d);
+    if (!source) return failed('The deployment has no source snapshot.');
+    if (!source.startCommand) return failed('the service has no start command');
+    const build = await this.options.builds.find(refOf(d, source.buildOf ?? d.id));
+    if (!build) return failed('The build of this deployment is no longer kept.');
+
+    const { runtime } = this.options;
+    const releaseId = releaseIdOf(d.id, context.attempt);
+    const mask = new SecretMask(this.secretValues(d, source));
+    const stopOnAbort = () => void runtime.stopRelease(releaseId).catch(() => undefined);
+    signal.addEventListener('abort', stopOnAbort, { once: true });
+    const following = this.followLog(runtime, releaseId, (text) =>
+      context.output(mask.write(text)),
+    );
+    try {
+      const started = await runtime.start({
+        serviceId: d.serviceId,
+        releaseId,
+        workspace: build.workspace,
+        rootDirectory: source.rootDirectory,
+        command: source.startCommand,
+        env: this.environmentOf(d, source),
+        healthCheckPath: source.healthCheckPath,
+        healthTimeoutMs: this.options.healthTimeoutMs,
+      });
+      await following.stop();
+      context.output(mask.flush());
+      if (signal.aborted || started.state === 'stopped')
+        return failed('The deploy step was stopped.');
+      if (started.state !== 'ready') {
+        return failed(started.failure ?? `The app did not become healthy (${started.state}).`);
+      }
+      signal.removeEventListener('abort', stopOnAbort);
+      const { previous } = await runtime.promote(releaseId);
+      context.line(
+        previous
+          ? `==> the service's URL now serves this deployment; the previous one (${previous}) is stopped`
+          : `==> the service's URL now serves this deployment`,
+      );
+      return { ok: true };
+    } finally {
+      signal.removeEventListener('abort', stopOnAbort);
+      await following.stop();
+    }
+  }
+
+  /** The deployment's environment: PLATFORM_*, a minimal PATH and HOME, and its variables. */
+  private environmentOf(d: Deployment, source: SourceSnapshot): Record<string, string> {
+    const env: Record<string, string> = {
+      PATH: this.options.sandbox.defaultPath,
+      HOME: '/workspace',
+    };
+    for (const variable of source.variables) {
+      env[variable.name] = variable.secret
+        ? this.options.secretBox.open(
+            variable.sealed,
+            variableSecretContext(d.serviceId, variable.name),
+          )
+        : variable.value;
+    }
+    // Last, so no variable can change them (the names are reserved: projects refuses them).
+    return {
+      ...env,
+      PLATFORM_DEPLOYMENT_ID: d.id,
+      PLATFORM_SERVICE_ID: d.serviceId,
+      PLATFORM_PROJECT_ID: d.projectId,
+      PLATFORM_COMMIT_HASH: d.commitHash,
+    };
+  }
+
+  private secretValues(d: Deployment, source: SourceSnapshot): string[] {
+    return source.variables.flatMap((variable) =>
+      variable.secret
+        ? [
+            this.options.secretBox.open(
+              variable.sealed,
+              variableSecretContext(d.serviceId, variable.name),
+            ),
+          ]
+        : [],
+    );
+  }
+
+  private sourceOf(d: Deployment): Promise<SourceSnapshot | null> {
+    return this.options.snapshots.find(d.id);
+  }
+
+  private buildFailure(result: SandboxResult): string {
+    switch (result.stoppedBy) {
+      case 'timeout':
+        return `The build command ran longer than ${seconds(this.options.buildLimits.timeoutMs ?? 0)} and was stopped.`;
+      case 'limit':
+        return `The build command went past its limits (${result.signal ?? 'killed'}) and was stopped.`;
+      case 'cancel':
+        return 'The build step was stopped.';
+      default:
+        return result.signal
+          ? `The build command was killed by ${result.signal}.`
+          : `The build command failed with exit code ${result.exitCode}.`;
+    }
+  }
+
+  /** Copies the release's log into the deployment's as it grows, until stop(). */
+  private followLog(runtime: RuntimeClient, releaseId: string, onText: (text: string) => void) {
+    let offset = 0;
+    let running = true;
+    let wake: (() => void) | undefined;
+    const readMore = async () => {
+      const { text, nextOffset } = await runtime.readLog(releaseId, offset);
+      offset = nextOffset;
+      if (text) onText(text);
+    };
+    const loop = (async () => {
+      while (running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.logPollMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        await readMore().catch(() => undefined);
+      }
+    })();
+    return {
+      /** Stops following once what was written so far has been read. */
+      async stop() {
+        if (!running) return loop;
+        running = false;
+        wake?.();
+        await loop;
+        await readMore().catch(() => undefined);
+      },
+    };
+  }
+}
