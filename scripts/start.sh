@@ -8,8 +8,13 @@
 #
 # Passed through to the services when set: GATEWAY_PORT, GOOGLE_CLIENT_ID, GOOGLE_CERTS_URL,
 # BUILD_COMMAND, DEPLOY_COMMAND, WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_SCHEDULE, LOG_LEVEL.
-# STACK_NAME (default "platform") names the databases (<name>_auth, ...) and consumer groups,
-# so a second stack (the end-to-end tests') can run beside this one on other ports.
+# STACK_NAME (default "platform") names the databases (<name>_auth, ...) and consumer groups
+# (<service>-<name>: a service may only use groups starting with its name), so a second stack
+# (the end-to-end tests') can run beside this one on other ports.
+# Kafka: each service logs in as its own user (scripts/infra/kafka-acls.sh) with the password in
+# KAFKA_SASL_PASSWORD_<SERVICE> (infra.sh url gives the local broker's); KAFKA_SASL_MECHANISM,
+# KAFKA_TLS and KAFKA_TLS_CA_FILE are passed through. Without such a password the service
+# connects without a login (a broker without SASL).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -61,6 +66,19 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
   bash scripts/infra/infra.sh start all
   eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
 fi
+# The Kafka logins stay in this script: no service runs as the admin (the tests' user), and each
+# is handed its own password below, not the others'.
+export -n KAFKA_SASL_USERNAME KAFKA_SASL_PASSWORD KAFKA_SASL_PASSWORD_PROJECTS \
+  KAFKA_SASL_PASSWORD_DEPLOYMENTS KAFKA_SASL_PASSWORD_WEBHOOKS
+# kafka_login SERVICE: the settings that log SERVICE in to Kafka as itself, if it has a password.
+kafka_login() {
+  local var
+  var="KAFKA_SASL_PASSWORD_$(tr '[:lower:]' '[:upper:]' <<<"$1")"
+  if [ -n "${!var:-}" ]; then
+    echo "KAFKA_SASL_USERNAME=$1"
+    echo "KAFKA_SASL_PASSWORD=${!var}"
+  fi
+}
 
 # Deployments build and run tenants' code in a bubblewrap sandbox: Debian's bwrap, installed if
 # missing. Where it cannot work, the deployments service refuses to run code (see its README).
@@ -95,12 +113,15 @@ if [ -z "${GOOGLE_CERTS_URL:-}" ]; then
   export DEV_IDP_URL="http://127.0.0.1:$DEV_IDP_PORT"
 fi
 run auth "$AUTH_PORT" services/auth/dist/main.js MONGO_DB="${STACK_NAME}_auth"
-run projects "$PROJECTS_PORT" services/projects/dist/main.js \
-  MONGO_DB="${STACK_NAME}_projects" KAFKA_GROUP_ID="$STACK_NAME-projects"
-run deployments "$DEPLOYMENTS_PORT" services/deployments/dist/main.js \
-  MONGO_DB="${STACK_NAME}_deployments" KAFKA_GROUP_ID="$STACK_NAME-deployments"
-run webhooks "$WEBHOOKS_PORT" services/webhooks/dist/main.js \
-  MONGO_DB="${STACK_NAME}_webhooks" KAFKA_GROUP_ID="$STACK_NAME-webhooks"
+# shellcheck disable=SC2046 # kafka_login prints whole VAR=value words (no spaces in them)
+run projects "$PROJECTS_PORT" services/projects/dist/main.js $(kafka_login projects) \
+  MONGO_DB="${STACK_NAME}_projects" KAFKA_GROUP_ID="projects-$STACK_NAME"
+# shellcheck disable=SC2046
+run deployments "$DEPLOYMENTS_PORT" services/deployments/dist/main.js $(kafka_login deployments) \
+  MONGO_DB="${STACK_NAME}_deployments" KAFKA_GROUP_ID="deployments-$STACK_NAME"
+# shellcheck disable=SC2046
+run webhooks "$WEBHOOKS_PORT" services/webhooks/dist/main.js $(kafka_login webhooks) \
+  MONGO_DB="${STACK_NAME}_webhooks" KAFKA_GROUP_ID="webhooks-$STACK_NAME"
 run gateway "$GATEWAY_PORT" services/gateway/dist/main.js GATEWAY_PORT="$GATEWAY_PORT"
 
 ready_urls=("http://127.0.0.1:$AUTH_PORT" "http://127.0.0.1:$PROJECTS_PORT" "http://127.0.0.1:$DEPLOYMENTS_PORT"

@@ -8,7 +8,7 @@ describe('a burst of 200 concurrent triggers on one service', () => {
 
   it('records every deployment, each with its own status events', async () => {
     const kafka = createKafka({
-      brokers: testInfraUrls().kafkaBrokers,
+      ...testInfraUrls().kafka,
       clientId: 'burst-test',
       logger: testLogger(),
     });

@@ -25,6 +25,22 @@ export function requireLocalStack(): void {
   }
 }
 
+/**
+ * The service's own Kafka login (as scripts/start.sh gives it): its user, with the password the
+ * run was given in KAFKA_SASL_PASSWORD_<SERVICE>; none if the broker has no SASL.
+ */
+function serviceKafkaLogin(service: string): Record<string, string> {
+  const password = process.env[`KAFKA_SASL_PASSWORD_${service.toUpperCase()}`];
+  if (!password) return {};
+  return {
+    KAFKA_SASL_USERNAME: service,
+    KAFKA_SASL_PASSWORD: password,
+    ...(process.env.KAFKA_SASL_MECHANISM
+      ? { KAFKA_SASL_MECHANISM: process.env.KAFKA_SASL_MECHANISM }
+      : {}),
+  };
+}
+
 export interface ServiceProcess {
   url: string;
   process: ChildProcess;
@@ -58,9 +74,11 @@ export async function startServiceProcess(
         ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
         // A new group that starts at the end: replaying every event the topics still hold
-        // (all earlier runs') would take longer than the test.
-        KAFKA_GROUP_ID: uniqueName(`e2e-fault-${service}`),
+        // (all earlier runs') would take longer than the test. Named after the service: its
+        // Kafka user may only use groups starting with its name.
+        KAFKA_GROUP_ID: uniqueName(`${service}-e2e-fault`),
         KAFKA_FROM_BEGINNING: 'false',
+        ...serviceKafkaLogin(service),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -101,7 +119,7 @@ export async function startKillableService(
 ) {
   const fullEnv = {
     MONGO_DB: uniqueName(`fault_${service}`),
-    KAFKA_GROUP_ID: uniqueName(`fault-${service}`),
+    KAFKA_GROUP_ID: uniqueName(`${service}-fault`),
     ...env,
   };
   let running: ServiceProcess | undefined = await startServiceProcess(service, port, fullEnv);

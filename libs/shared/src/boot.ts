@@ -8,7 +8,9 @@ import {
   createKafka,
   createProducer,
   ensureTopics,
+  kafkaConnection,
   startEventConsumer,
+  type KafkaSettings,
   type EventConsumer,
   type EventConsumerOptions,
 } from './kafka';
@@ -100,15 +102,23 @@ export async function openDatabase<M extends Record<string, AnyModel>>(
 }
 
 /**
- * The Kafka client of the service `clientId`, with the platform's topics created if missing. Its
- * closer (closeKafka) runs after those of its producers and consumers, registered later.
+ * The Kafka client of the service `clientId`, logged in as the service's own user (kafkaEnv),
+ * with the platform's topics created if missing. Its closer (closeKafka) runs after those of its
+ * producers and consumers, registered later. In production a client without a login is refused
+ * (contracts.md, Trust: Kafka connections authenticate).
  */
 export async function openKafka(
-  config: { KAFKA_BROKERS: string[] },
+  config: KafkaSettings & { NODE_ENV?: string },
   { logger, lifecycle }: Runtime,
   clientId: string,
 ): Promise<Kafka> {
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId, logger });
+  const connection = kafkaConnection(config);
+  if (config.NODE_ENV === 'production' && !connection.sasl) {
+    throw new Error(
+      'KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD: production connects to Kafka only with a login',
+    );
+  }
+  const kafka = createKafka({ ...connection, clientId, logger });
   lifecycle.onShutdown('kafka client', () => closeKafka(kafka, logger));
   await ensureTopics(kafka);
   return kafka;

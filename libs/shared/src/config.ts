@@ -13,6 +13,15 @@ export const EXAMPLE_SECRETS: readonly string[] = [
   'dev-only-internal-secret-not-for-production-0000',
   'dev-only-session-secret-not-for-production-0000',
   'dev-only:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=',
+  // Kafka users' passwords: the local broker's (scripts/infra/kafka.sh, docker-compose.yml)...
+  'local-development-kafka-admin-0123456789',
+  'local-development-kafka-projects-0123456789',
+  'local-development-kafka-deployments-0123456789',
+  'local-development-kafka-webhooks-0123456789',
+  // ...and the Kubernetes development overlay's.
+  'dev-only-kafka-projects-not-for-production-0000',
+  'dev-only-kafka-deployments-not-for-production-0000',
+  'dev-only-kafka-webhooks-not-for-production-0000',
 ];
 
 /** In production, every setting whose value is a published example secret, one line each. */
@@ -81,16 +90,32 @@ export const mongoEnv = z.object({
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL'),
 });
 
-export const kafkaEnv = z.object({
-  /** Comma-separated host:port list of Kafka brokers. */
-  KAFKA_BROKERS: commaList(),
-});
-
 export const portEnv = (defaultPort: number) =>
   z.coerce.number().int().min(0).max(65535).default(defaultPort);
 
 export const booleanEnv = (defaultValue: boolean) =>
   booleanString.optional().transform((v) => v ?? defaultValue);
+
+/**
+ * The Kafka brokers and how to log in (contracts.md, Trust: connections authenticate with
+ * SASL/SCRAM-SHA-512, over TLS in docker-compose and Kubernetes). Each service has its own user,
+ * which the broker's ACLs let write only its own topics. Without a user the client connects
+ * unauthenticated, which the platform's brokers refuse (and openKafka refuses in production).
+ */
+export const kafkaEnv = z.object({
+  /** Comma-separated host:port list of Kafka brokers. */
+  KAFKA_BROKERS: commaList(),
+  /** The service's own Kafka user (SASL). Set together with KAFKA_SASL_PASSWORD. */
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  /** Its password: a secret (never logged). */
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  /** The SASL mechanism: SCRAM-SHA-512 (the platform's), or SCRAM-SHA-256 for another broker. */
+  KAFKA_SASL_MECHANISM: z.enum(['scram-sha-512', 'scram-sha-256']).default('scram-sha-512'),
+  /** Connect over TLS (SASL_SSL): true in docker-compose and Kubernetes; false on loopback. */
+  KAFKA_TLS: booleanEnv(false),
+  /** PEM file of the CA that signed the brokers' certificates; unset: the system's CAs. */
+  KAFKA_TLS_CA_FILE: z.string().min(1).optional(),
+});
 
 /**
  * What every backend service reads (baseEnv), its port and its own database, default names

@@ -23,7 +23,7 @@ describe('Kafka through kafkajs (real broker)', () => {
   beforeAll(async () => {
     const urls = testInfraUrls();
     kafka = createKafka({
-      brokers: urls.kafkaBrokers,
+      ...urls.kafka,
       clientId: 'shared-test',
       logger: testLogger(),
     });
@@ -160,7 +160,7 @@ describe('Kafka through kafkajs (real broker)', () => {
       );
       return {
         kafka: createKafka({
-          brokers: testInfraUrls().kafkaBrokers,
+          ...testInfraUrls().kafka,
           clientId: 'close-test',
           logger,
         }),

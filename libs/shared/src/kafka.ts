@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import {
   Kafka,
   Partitioners,
@@ -9,16 +10,52 @@ import {
   type Consumer,
   type Producer,
   type LogEntry,
+  type SASLOptions,
 } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { kafkaEnv } from './config';
 import { ALL_TOPICS, platformEvent, type PlatformEvent } from './events';
 import { Scheduler } from './scheduler';
 
-export interface KafkaOptions {
+/** Where the brokers are and how to log in to them (kafkaConnection builds it from the config). */
+export interface KafkaConnection {
   brokers: string[];
+  /** The SASL login; without it the client connects unauthenticated. */
+  sasl?: { mechanism: 'scram-sha-512' | 'scram-sha-256'; username: string; password: string };
+  /** TLS (SASL_SSL) and its options; without it plain TCP. */
+  ssl?: ConnectionOptions;
+}
+
+export interface KafkaOptions extends KafkaConnection {
   clientId: string;
   logger: Logger;
+}
+
+/** The Kafka settings of a service's config (kafkaEnv). */
+export type KafkaSettings = z.infer<typeof kafkaEnv>;
+
+/**
+ * The connection a service's Kafka settings describe: its SASL user, and TLS with the CA file
+ * read now (a missing file fails the start-up, not a later connection). A user without a
+ * password, or the reverse, is refused: it would silently connect unauthenticated.
+ */
+export function kafkaConnection(settings: KafkaSettings): KafkaConnection {
+  const { KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = settings;
+  if ((username === undefined) !== (password === undefined)) {
+    throw new Error('KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD: set both, or neither');
+  }
+  const connection: KafkaConnection = { brokers: settings.KAFKA_BROKERS };
+  if (username !== undefined && password !== undefined) {
+    connection.sasl = { mechanism: settings.KAFKA_SASL_MECHANISM, username, password };
+  }
+  if (settings.KAFKA_TLS) {
+    connection.ssl = settings.KAFKA_TLS_CA_FILE
+      ? { ca: [readFileSync(settings.KAFKA_TLS_CA_FILE, 'utf8')] }
+      : {};
+  }
+  return connection;
 }
 
 const PINO_LEVEL: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -66,13 +103,19 @@ export function closeKafka(kafka: Kafka, logger: Logger): void {
   for (const socket of left) socket.destroy(closed);
 }
 
-/** A kafkajs client whose logs go through pino, one level down: kafkajs is chatty. */
+/**
+ * A kafkajs client whose logs go through pino, one level down: kafkajs is chatty. It logs in with
+ * `sasl` when given (the password is never logged), over TLS when `ssl` is given.
+ */
 export function createKafka(options: KafkaOptions): Kafka {
   const log = options.logger.child({ component: 'kafka' });
   const sockets = new Set<Socket>();
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
+    // kafkajs types each SCRAM variant apart; this is one of them.
+    ...(options.sasl ? { sasl: options.sasl as SASLOptions } : {}),
+    ...(options.ssl ? { ssl: options.ssl } : {}),
     socketFactory: trackingSocketFactory(sockets),
     connectionTimeout: 3_000,
     retry: { initialRetryTime: 300, retries: 8 },

@@ -39,7 +39,7 @@ describe('the outbox relay (real Mongo and Kafka)', () => {
     Thing = connection.model<Thing>('Thing', schema);
     await syncIndexes([Thing]);
     kafka = createKafka({
-      brokers: urls.kafkaBrokers,
+      ...urls.kafka,
       clientId: 'outbox-test',
       logger: testLogger(),
     });

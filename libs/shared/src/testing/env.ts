@@ -1,4 +1,5 @@
 import { testInfraUrls, TEST_INTERNAL_SECRET } from './helpers';
+import { kafkaAuthVariables } from './infra';
 
 /**
  * The environment a service's config schema is parsed from in a test, as `main.ts` would read it
@@ -15,6 +16,13 @@ export function testEnv(): Record<string, string> {
     INTERNAL_SECRET: TEST_INTERNAL_SECRET,
     MONGO_URL: mongoUrl,
     KAFKA_BROKERS: kafkaBrokers.join(','),
+    // The Kafka login the run was given (the local broker's admin: tests' groups and topics
+    // are throwaway ones of any name), not the services' own passwords.
+    ...Object.fromEntries(
+      Object.entries(kafkaAuthVariables(process.env)).filter(
+        ([name]) => !name.startsWith('KAFKA_SASL_PASSWORD_'),
+      ),
+    ),
     REDIS_URL: redisUrl,
   };
 }

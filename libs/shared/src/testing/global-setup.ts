@@ -16,7 +16,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.MONGO_URL = infra.MONGO_URL;
   process.env.KAFKA_BROKERS = infra.KAFKA_BROKERS;
   process.env.REDIS_URL = infra.REDIS_URL;
+  Object.assign(process.env, infra.kafkaAuth);
   process.stderr.write(
-    `\ntest infrastructure (${infra.source}): ${infra.MONGO_URL} ${infra.KAFKA_BROKERS} ${infra.REDIS_URL}\n`,
+    `\ntest infrastructure (${infra.source}): ${infra.MONGO_URL} ${infra.KAFKA_BROKERS}` +
+      ` (Kafka user: ${infra.kafkaAuth.KAFKA_SASL_USERNAME ?? 'none'}) ${infra.REDIS_URL}\n`,
   );
 }

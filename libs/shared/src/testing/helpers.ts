@@ -2,9 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { pino } from 'pino';
+import { kafkaEnv } from '../config';
 import { IDENTITY_HEADER, signIdentity } from '../http/identity';
+import { kafkaConnection } from '../kafka';
 
-/** The environment's URLs, as set by the global setup. */
+/**
+ * The environment's URLs, as set by the global setup; `kafka` is the brokers with the run's Kafka
+ * login (`createKafka({ ...testInfraUrls().kafka, clientId, logger })`).
+ */
 export function testInfraUrls() {
   const { MONGO_URL, KAFKA_BROKERS, REDIS_URL } = process.env;
   if (!MONGO_URL || !KAFKA_BROKERS || !REDIS_URL) {
@@ -12,7 +17,12 @@ export function testInfraUrls() {
       'MONGO_URL, KAFKA_BROKERS and REDIS_URL are not set: run tests through jest (global setup).',
     );
   }
-  return { mongoUrl: MONGO_URL, kafkaBrokers: KAFKA_BROKERS.split(','), redisUrl: REDIS_URL };
+  return {
+    mongoUrl: MONGO_URL,
+    kafkaBrokers: KAFKA_BROKERS.split(','),
+    kafka: kafkaConnection(kafkaEnv.parse(process.env)),
+    redisUrl: REDIS_URL,
+  };
 }
 
 /** A unique name per test file (or per call): databases, consumer groups, key prefixes. */

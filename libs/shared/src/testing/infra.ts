@@ -12,6 +12,8 @@ export interface TestInfra {
   MONGO_URL: string;
   KAFKA_BROKERS: string;
   REDIS_URL: string;
+  /** How to log in to Kafka: the KAFKA_SASL_* and KAFKA_TLS* variables (kafkaAuthVariables). */
+  kafkaAuth: Record<string, string>;
   source: 'environment' | 'testcontainers' | 'local';
   stop(): Promise<void>;
 }
@@ -19,6 +21,22 @@ export interface TestInfra {
 const run = promisify(execFile);
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 export const INFRA_SCRIPT = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
+
+/**
+ * The Kafka login variables among `vars`: KAFKA_SASL_USERNAME/PASSWORD/MECHANISM and KAFKA_TLS*
+ * (what clients use: the local broker's admin), and KAFKA_SASL_PASSWORD_<SERVICE> (each service's
+ * own user, for the tests of the broker's ACLs).
+ */
+export function kafkaAuthVariables(
+  vars: Record<string, string | undefined>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(vars).filter(
+      (entry): entry is [string, string] =>
+        /^KAFKA_(SASL_|TLS)/.test(entry[0]) && entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
+}
 
 function dockerAnswers(): boolean {
   try {
@@ -51,6 +69,8 @@ async function startContainers(): Promise<TestInfra> {
     MONGO_URL: `mongodb://${mongo.getHost()}:${mongo.getMappedPort(27017)}`,
     REDIS_URL: `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`,
     KAFKA_BROKERS: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,
+    // This container's broker has no SASL: the tests of authentication need the local one.
+    kafkaAuth: {},
     source: 'testcontainers',
     stop: async () => {
       await Promise.all([mongo.stop(), redis.stop(), kafka.stop()]);
@@ -78,7 +98,14 @@ async function startLocalServers(): Promise<TestInfra> {
     throw new Error(`infra.sh url gave incomplete URLs: ${stdout}`);
   }
   // Local servers stay up after the run: the next run starts in seconds. `npm run infra stop`.
-  return { MONGO_URL, KAFKA_BROKERS, REDIS_URL, source: 'local', stop: async () => undefined };
+  return {
+    MONGO_URL,
+    KAFKA_BROKERS,
+    REDIS_URL,
+    kafkaAuth: kafkaAuthVariables(urls),
+    source: 'local',
+    stop: async () => undefined,
+  };
 }
 
 export async function resolveTestInfra(env: NodeJS.ProcessEnv = process.env): Promise<TestInfra> {
@@ -88,6 +115,7 @@ export async function resolveTestInfra(env: NodeJS.ProcessEnv = process.env): Pr
       MONGO_URL,
       KAFKA_BROKERS,
       REDIS_URL,
+      kafkaAuth: kafkaAuthVariables(env),
       source: 'environment',
       stop: async () => undefined,
     };

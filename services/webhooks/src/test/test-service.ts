@@ -254,9 +254,8 @@ export function buildProjectDeleted(accountId: string, projectId: string): Proje
 
 /** Publishes events onto the real topics, keyed as the platform keys them. */
 export async function startEventPublisher() {
-  const { kafkaBrokers } = testInfraUrls();
   const kafka = createKafka({
-    brokers: kafkaBrokers,
+    ...testInfraUrls().kafka,
     clientId: 'webhooks-test-publisher',
     logger: testLogger(),
   });
