@@ -7,6 +7,7 @@ import {
   type ComposeResult,
 } from './checker';
 import { DEV_IDP, SERVICES, SERVICE_NAMES } from './kubernetes';
+import { composeKafkaProperty } from './test/compose-kafka';
 import { composeProject } from './test/rendered';
 
 const NODE_PROCESSES: Record<string, number> = {
@@ -41,19 +42,24 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs Kafka as one KRaft broker and controller, reachable as kafka:9092, without topic auto-creation', () => {
-    const env = services.kafka.environment;
-    expect(env.KAFKA_PROCESS_ROLES.split(',').sort()).toEqual(['broker', 'controller']);
-    expect(env.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe(`${env.KAFKA_NODE_ID}@kafka:9093`);
-    expect(env.KAFKA_ADVERTISED_LISTENERS).toBe('PLAINTEXT://kafka:9092');
-    expect(env.KAFKA_LISTENERS).toContain('CONTROLLER://');
-    expect(env.KAFKA_CONTROLLER_LISTENER_NAMES).toBe('CONTROLLER');
-    expect(env.KAFKA_AUTO_CREATE_TOPICS_ENABLE).toBe('false');
+    // Its configuration is written by its command, scripts/infra/compose-kafka.sh (kafka.test.ts
+    // checks the login side: SASL_SSL, the users, the ACLs).
+    expect(services.kafka.command).toEqual(['bash', '/platform/infra/compose-kafka.sh']);
+    const property = composeKafkaProperty;
+    expect(property('process.roles')?.split(',').sort()).toEqual(['broker', 'controller']);
+    expect(property('node.id')).toBe('1');
+    expect(property('controller.quorum.voters')).toBe('1@localhost:$CONTROLLER_PORT');
+    expect(property('advertised.listeners')).toBe('SASL_SSL://$HOST:$PORT');
+    expect(services.kafka.environment.KAFKA_HOST ?? 'kafka').toBe('kafka');
+    expect(services.kafka.environment.KAFKA_PORT ?? '9092').toBe('9092');
+    expect(property('controller.listener.names')).toBe('CONTROLLER');
+    expect(property('auto.create.topics.enable')).toBe('false');
     for (const key of [
-      'KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR',
-      'KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR',
-      'KAFKA_TRANSACTION_STATE_LOG_MIN_ISR',
+      'offsets.topic.replication.factor',
+      'transaction.state.log.replication.factor',
+      'transaction.state.log.min.isr',
     ]) {
-      expect([key, env[key]]).toEqual([key, '1']);
+      expect([key, property(key)]).toEqual([key, '1']);
     }
   });
 

@@ -14,7 +14,7 @@ const { EXAMPLE_SECRETS } = require(path.join(REPO_ROOT, 'libs/shared/src/config
   EXAMPLE_SECRETS: readonly string[];
 };
 
-const SECRET_NAME = /SECRET|ENCRYPTION_KEY/;
+const SECRET_NAME = /SECRET|ENCRYPTION_KEY|PASSWORD/;
 
 const ingressPaths = (objects: K8sObject[]) =>
   findObject(objects, 'Ingress', 'gateway').spec.rules.flatMap(
