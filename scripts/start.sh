@@ -7,7 +7,12 @@
 # answers and prints the gateway URL. Ctrl-C or SIGTERM stops everything it started.
 #
 # Passed through to the services when set: GATEWAY_PORT, GOOGLE_CLIENT_ID, GOOGLE_CERTS_URL,
-# BUILD_COMMAND, DEPLOY_COMMAND, WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_SCHEDULE, LOG_LEVEL.
+# WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_SCHEDULE, SOURCE_ALLOW_LOCAL, HEALTH_CHECK_TIMEOUT,
+# RUNTIME_ROUTER_PORT, LOG_LEVEL.
+# Deployed apps answer at http://<serviceId>.localhost:$GATEWAY_PORT: the gateway forwards those
+# hosts to the local runtime's router. The runtime's supervisor (started by the deployments
+# service, in RUNTIME_DIR) outlives a restart of the services; this script stops it, and the apps
+# with it, when it stops.
 # STACK_NAME (default "platform") names the databases (<name>_auth, ...) and consumer groups
 # (<service>-<name>: a service may only use groups starting with its name), so a second stack
 # (the end-to-end tests') can run beside this one on other ports.
@@ -28,6 +33,23 @@ started_at=$(date +%s)
 : "${LOG_DIR:=${XDG_CACHE_HOME:-$HOME/.cache}/platform-dev/run/$STACK_NAME-logs}"
 mkdir -p "$LOG_DIR"
 
+# Tenants' builds and running apps, per stack.
+: "${RUNTIME_ROUTER_PORT:=4020}"
+export RUNTIME_ROUTER_PORT
+export RUNTIME_DIR="${RUNTIME_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/platform-dev/run/$STACK_NAME-runtime}"
+export BUILDS_DIR="${BUILDS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/platform-dev/run/$STACK_NAME-builds}"
+
+# stop_supervisor: SIGTERM to the runtime's supervisor (it stops every app), if one answers.
+stop_supervisor() {
+  local pid
+  pid=$(curl -fsS --max-time 2 --unix-socket "$RUNTIME_DIR/supervisor.sock" http://runtime/healthz 2>/dev/null \
+    | sed -n 's/.*"pid":\([0-9]*\).*/\1/p') || true
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
 pids=()
 infra_started=()
 cleanup() {
@@ -40,6 +62,7 @@ cleanup() {
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   done
+  stop_supervisor
   for c in "${infra_started[@]}"; do bash scripts/infra/infra.sh stop "$c" || true; done
   say "stopped"
 }
@@ -89,7 +112,8 @@ export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"
 export SESSION_SECRET="${SESSION_SECRET:-local-development-session-secret-0123456789}"
-# Seals secret variables (projects): <keyId>:<base64 of 32 bytes>; this default is a fake ("devdev…").
+# Seals secret variables (projects) and opens them for builds and apps (deployments):
+# <keyId>:<base64 of 32 bytes>; this default is a fake ("devdev…").
 export ENCRYPTION_KEY="${ENCRYPTION_KEY:-local-dev:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=}"
 export GOOGLE_CLIENT_ID="${GOOGLE_CLIENT_ID:-local-development.apps.googleusercontent.com}"
 export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
@@ -97,6 +121,11 @@ export PUBLIC_URL="${PUBLIC_URL:-http://localhost:$GATEWAY_PORT}"
 export ALLOWED_ORIGINS="${ALLOWED_ORIGINS:-http://localhost:$GATEWAY_PORT,http://127.0.0.1:$GATEWAY_PORT}"
 export AUTH_URL="http://127.0.0.1:$AUTH_PORT" PROJECTS_URL="http://127.0.0.1:$PROJECTS_PORT"
 export DEPLOYMENTS_URL="http://127.0.0.1:$DEPLOYMENTS_PORT" WEBHOOKS_URL="http://127.0.0.1:$WEBHOOKS_PORT"
+# Services' repositories may be file:// or on this machine (contracts.md); apps' URLs go through
+# the gateway (projects announces them, the gateway forwards them to the runtime's router).
+export SOURCE_ALLOW_LOCAL="${SOURCE_ALLOW_LOCAL:-true}"
+export APPS_URL_TEMPLATE="http://{serviceId}.localhost:$GATEWAY_PORT"
+export RUNTIME_ROUTER_URL="http://127.0.0.1:$RUNTIME_ROUTER_PORT"
 
 # run NAME PORT SCRIPT [VAR=value...]: starts one process in the background, logging to a file.
 run() {

@@ -1,5 +1,11 @@
-import { errorBody, useRunning, waitFor } from '@platform/shared/testing';
-import { WebClient, waitForDeployment } from './support/client';
+import {
+  createAppRepository,
+  errorBody,
+  FIXTURE_APP,
+  useRunning,
+  waitFor,
+} from '@platform/shared/testing';
+import { WebClient, getApp, waitForDeployment } from './support/client';
 import { startReceiver, verifyStandardWebhook } from './support/receiver';
 
 /**
@@ -10,6 +16,8 @@ describe('the platform, end to end through the gateway', () => {
   const alice = new WebClient();
   const mallory = new WebClient();
   const receiver = useRunning(startReceiver);
+  // The tenants' code: the fixture web app in a git repository on this machine (file://).
+  const repository = useRunning(createAppRepository);
 
   beforeAll(async () => {
     await alice.signIn(undefined, 'Alice');
@@ -34,7 +42,8 @@ describe('the platform, end to end through the gateway', () => {
     expect(new Date(me.body.createdAt).toISOString()).toBe(me.body.createdAt);
   });
 
-  it('deploys a service to DEPLOYED with logs and delivers every status change as a signed webhook', async () => {
+  it('deploys a commit of a service’s repository: its url answers with that commit, and every status change is a signed webhook', async () => {
+    const commit = await repository().commit({ greeting: 'hello from e2e' });
     const project = await alice.post('/api/projects', {
       name: `Shop ${Date.now()}`,
       description: 'the shop',
@@ -50,9 +59,13 @@ describe('the platform, end to end through the gateway', () => {
       createdAt: project.body.createdAt,
     });
 
-    const service = await alice.post(`${projectPath}/services`, { name: 'web' });
+    const service = await alice.post(`${projectPath}/services`, {
+      name: 'web',
+      repository: repository().url,
+      ...FIXTURE_APP,
+    });
     expect(service.status).toBe(201);
-    expect(service.body).toMatchObject({ projectId: project.body.id, name: 'web' });
+    expect(service.body).toMatchObject({ projectId: project.body.id, name: 'web', url: null });
 
     const webhook = await alice.post(`${projectPath}/webhooks`, { url: receiver().url });
     expect(webhook.status).toBe(201);
@@ -60,13 +73,13 @@ describe('the platform, end to end through the gateway', () => {
     expect(webhook.body.events).toEqual(['deployment.status_changed']);
 
     const deploymentsPath = `${projectPath}/services/${service.body.id}/deployments`;
-    const trigger = await alice.post(deploymentsPath, { commitHash: 'ABCDEF1234567' });
+    const trigger = await alice.post(deploymentsPath, { commitHash: commit.hash.toUpperCase() });
     expect(trigger.status).toBe(201);
     expect(trigger.body).toEqual({
       id: expect.any(String),
       serviceId: service.body.id,
       status: 'BUILDING',
-      commitHash: 'abcdef1234567',
+      commitHash: commit.hash,
       createdAt: expect.any(String),
     });
 
@@ -75,8 +88,20 @@ describe('the platform, end to end through the gateway', () => {
       'FAILED',
     ]);
     expect(deployment.status).toBe('DEPLOYED');
-    expect(deployment.logs).toContain('building abcdef1234567');
-    expect(deployment.logs).toContain('deploy done');
+    expect(deployment.logs).toContain(`built revision ${commit.revision}`);
+    expect(deployment.logs).toContain("==> the service's URL now serves this deployment");
+    // The service's url, through the gateway, answers with the commit that was built.
+    const url = await waitFor(
+      async () => (await alice.get(`${projectPath}/services/${service.body.id}`)).body.url,
+      { what: 'the service to learn its url' },
+    );
+    expect(url).toMatch(new RegExp(`^http://${service.body.id}\\.localhost:\\d+$`));
+    const app = await getApp(url);
+    expect(app.status).toBe(200);
+    expect(JSON.parse(app.body)).toMatchObject({
+      commit: commit.revision,
+      greeting: 'hello from e2e',
+    });
     expect(new Date(deployment.deployedAt).getTime()).toBeGreaterThanOrEqual(
       new Date(deployment.createdAt).getTime(),
     );
@@ -123,12 +148,13 @@ describe('the platform, end to end through the gateway', () => {
     const project = await alice.post('/api/projects', { name: `Cancel ${Date.now()}` });
     const service = await alice.post(`/api/projects/${project.body.id}/services`, {
       name: 'worker',
+      repository: repository().url,
+      ...FIXTURE_APP,
+      buildCommand: 'sleep 60',
     });
     const deploymentsPath = `/api/projects/${project.body.id}/services/${service.body.id}/deployments`;
-    const trigger = await alice.post(deploymentsPath, {
-      commitHash: 'deadbeef',
-      commitMessage: 'a slow build',
-    });
+    const commit = await repository().commit({ message: 'a slow build' });
+    const trigger = await alice.post(deploymentsPath, { commitHash: commit.hash });
     expect(trigger.status).toBe(201);
 
     const cancel = await alice.post(`${deploymentsPath}/${trigger.body.id}/cancel`);

@@ -1,23 +1,25 @@
 import { createKafka, TOPICS } from '@platform/shared';
 import { collectMessages, testInfraUrls, testLogger, waitFor } from '@platform/shared/testing';
-import { clientWithService } from '../support/fixtures';
+import { clientWithApp } from '../support/fixtures';
 import { requireLocalStack } from '../support/stack';
 
 describe('a burst of 200 concurrent triggers on one service', () => {
   beforeAll(requireLocalStack);
 
-  it('records every deployment, each with its own status events', async () => {
+  it('records every deployment, each with its own status events; the newest wins', async () => {
     const kafka = createKafka({
       ...testInfraUrls().kafka,
       clientId: 'burst-test',
       logger: testLogger(),
     });
     const collector = await collectMessages(kafka, [TOPICS.deploymentStatusChanged]);
+    let closeRepository: (() => Promise<void>) | undefined;
     try {
-      const { client, deploymentsPath } = await clientWithService('Burst');
+      const { client, deploymentsPath, repository, commit } = await clientWithApp('Burst');
+      closeRepository = () => repository.close();
       const responses = await Promise.all(
-        Array.from({ length: 200 }, (_, i) =>
-          client.post(deploymentsPath, { commitHash: (0x1000000 + i).toString(16) }),
+        Array.from({ length: 200 }, () =>
+          client.post(deploymentsPath, { commitHash: commit.hash }),
         ),
       );
       expect(responses.map((r) => r.status)).toEqual(Array(200).fill(201));
@@ -41,18 +43,27 @@ describe('a burst of 200 concurrent triggers on one service', () => {
       expect(new Set(building.map((m) => m.value.eventId)).size).toBe(200);
       for (const message of building) expect(message.key).toBe(message.value.deploymentId);
 
-      // Every one of them runs through the pipeline to the end, with its own events.
-      await waitFor(
-        () =>
-          new Set(
+      // Each one ends, with its own final event: superseded by a newer one while BUILDING
+      // (CANCELLED), or run to the end; the newest of them is what the service runs.
+      const finals = await waitFor(
+        () => {
+          const ended = new Map(
             collector.messages
-              .filter((m) => ids.has(m.key ?? '') && m.value.status === 'DEPLOYED')
-              .map((m) => m.key),
-          ).size === 200,
-        { timeoutMs: 240_000, intervalMs: 500, what: '200 DEPLOYED events' },
+              .filter(
+                (m) => ids.has(m.key ?? '') && ['CANCELLED', 'DEPLOYED'].includes(m.value.status),
+              )
+              .map((m) => [m.key, m.value.status as string]),
+          );
+          return ended.size === 200 ? ended : null;
+        },
+        { timeoutMs: 240_000, intervalMs: 500, what: '200 final events' },
       );
+      const newest = first.body.deployments[0].id as string;
+      expect(finals.get(newest)).toBe('DEPLOYED');
+      expect([...finals.values()].filter((s) => s === 'CANCELLED').length).toBeGreaterThan(100);
     } finally {
       await collector.stop();
+      await closeRepository?.();
     }
   }, 300_000);
 });

@@ -1,6 +1,6 @@
 import { waitFor } from '@platform/shared/testing';
 import { waitForDeployment } from '../support/client';
-import { clientWithService } from '../support/fixtures';
+import { clientWithApp } from '../support/fixtures';
 import { infra } from '../support/infra';
 import { startReceiver, verifyStandardWebhook } from '../support/receiver';
 import { requireLocalStack } from '../support/stack';
@@ -11,23 +11,29 @@ describe('Kafka stopped while deployments change status', () => {
 
   it('delivers every status change as a webhook once Kafka is back, each event under one webhook-id', async () => {
     const receiver = await startReceiver();
+    let closeRepository: (() => Promise<void>) | undefined;
     try {
-      const { client, projectPath, deploymentsPath } = await clientWithService('Kafka outage');
+      const { client, projectPath, deploymentsPath, repository, commit } =
+        await clientWithApp('Kafka outage');
+      closeRepository = () => repository.close();
       const webhook = await client.post(`${projectPath}/webhooks`, { url: receiver.url });
       expect(webhook.status).toBe(201);
 
       await infra('stop', 'kafka');
+      // The pipeline and the API keep working without the broker: events wait in the outbox.
+      // One after the other: a newer deployment of a service cancels one still BUILDING.
       const ids: string[] = [];
-      for (const commitHash of ['1111111', '2222222', '3333333']) {
-        const res = await client.post(deploymentsPath, { commitHash });
+      for (let i = 0; i < 3; i++) {
+        const res = await client.post(deploymentsPath, { commitHash: commit.hash });
         expect(res.status).toBe(201);
         ids.push(res.body.id);
-      }
-      // The pipeline and the API keep working without the broker: events wait in the outbox.
-      for (const id of ids) {
         expect(
-          (await waitForDeployment(client, `${deploymentsPath}/${id}`, ['DEPLOYED', 'FAILED']))
-            .status,
+          (
+            await waitForDeployment(client, `${deploymentsPath}/${res.body.id}`, [
+              'DEPLOYED',
+              'FAILED',
+            ])
+          ).status,
         ).toBe('DEPLOYED');
       }
       expect(receiver.received.filter((w) => ids.includes(w.body.data?.deploymentId))).toHaveLength(
@@ -62,6 +68,7 @@ describe('Kafka stopped while deployments change status', () => {
       }
     } finally {
       await receiver.close();
+      await closeRepository?.();
     }
   }, 240_000);
 });

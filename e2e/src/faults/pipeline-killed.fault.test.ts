@@ -1,40 +1,58 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
+import {
+  createAppRepository,
+  FIXTURE_APP,
+  identityHeaders,
+  requestJson,
+  startTestServer,
+  waitFor,
+} from '@platform/shared/testing';
 import { clientWithService } from '../support/fixtures';
-import { E2E_INTERNAL_SECRET, requireLocalStack, startKillableService } from '../support/stack';
+import {
+  E2E_INTERNAL_SECRET,
+  ownRuntime,
+  requireLocalStack,
+  startKillableService,
+} from '../support/stack';
 
 const PORT = 14103;
+const ROUTER_PORT = 14123;
 
 describe('the deployments pipeline killed mid-build', () => {
   beforeAll(requireLocalStack);
 
   it('leaves no deployment BUILDING: a restarted worker takes it over and finishes it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'pipeline-killed-'));
-    // The first run of the build marks itself and hangs; a rerun finds the mark and succeeds.
-    const build = `if [ -e ${dir}/started-$DEPLOYMENT_ID ]; then echo rerun; else touch ${dir}/started-$DEPLOYMENT_ID; echo first run; sleep 60; fi`;
+    // The build asks this server which run it is (the sandbox sees no file of the host): the
+    // first run hangs, a rerun goes on to build.
+    let runs = 0;
+    const gate = await startTestServer((_req, res) => {
+      runs += 1;
+      res.end(runs === 1 ? 'first run' : 'rerun');
+    });
+    const repository = await createAppRepository();
+    const commit = await repository.commit();
+    const ask = `fetch('${gate.url}/run').then((r) => r.text()).then((t) => { console.log(t); if (t === 'first run') setTimeout(() => {}, 60000); })`;
+    const runtime = ownRuntime(ROUTER_PORT);
     const deployments = await startKillableService('deployments', PORT, {
-      BUILD_COMMAND: build,
-      DEPLOY_COMMAND: 'echo deployed',
+      ...runtime.env,
       PIPELINE_LEASE: '2s',
     });
     try {
-      const { accountId, projectId, serviceId } = await clientWithService('Pipeline killed');
+      const { accountId, projectId, serviceId } = await clientWithService('Pipeline killed', {
+        repository: repository.url,
+        ...FIXTURE_APP,
+        buildCommand: `node -e "${ask}" && ${FIXTURE_APP.buildCommand}`,
+      });
       // Signed at each request: a signed identity lives 60 s, less than this test may take.
       const headers = () => identityHeaders(accountId, E2E_INTERNAL_SECRET);
       const base = `${deployments.url}/api/projects/${projectId}/services/${serviceId}/deployments`;
       const trigger = await requestJson(base, {
         method: 'POST',
         headers: headers(),
-        body: { commitHash: 'fee1dead' },
+        body: { commitHash: commit.hash },
       });
       expect(trigger.status).toBe(201);
       const id = trigger.body.id as string;
-      await waitFor(() => existsSync(path.join(dir, `started-${id}`)), {
-        timeoutMs: 20_000,
-        what: 'the build to start',
-      });
+      await waitFor(() => runs === 1, { timeoutMs: 20_000, what: 'the build to start' });
 
       await deployments.crash();
       await deployments.restart();
@@ -50,6 +68,9 @@ describe('the deployments pipeline killed mid-build', () => {
       expect(done.logs).toContain('rerun');
     } finally {
       await deployments.stop();
+      await runtime.stop();
+      await gate.close();
+      await repository.close();
     }
   });
 });

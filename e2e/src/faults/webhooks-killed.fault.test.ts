@@ -1,6 +1,6 @@
 import { identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
 import { waitForDeployment } from '../support/client';
-import { clientWithService } from '../support/fixtures';
+import { clientWithApp } from '../support/fixtures';
 import { startReceiver } from '../support/receiver';
 import { E2E_INTERNAL_SECRET, requireLocalStack, startKillableService } from '../support/stack';
 
@@ -19,9 +19,11 @@ describe('the webhooks service killed with deliveries pending', () => {
       // An attempt cut off by the kill is retried once its lease (timeout + 30 s) runs out.
       WEBHOOK_TIMEOUT_MS: '2000',
     });
+    const closers: (() => Promise<void>)[] = [];
     try {
-      const { client, accountId, projectId, deploymentsPath } =
-        await clientWithService('Webhooks killed');
+      const { client, accountId, projectId, deploymentsPath, repository, commit } =
+        await clientWithApp('Webhooks killed');
+      closers.push(() => repository.close());
       // Subscribe on this instance directly, as the gateway would: with a signed identity.
       const created = await requestJson(`${webhooks.url}/api/projects/${projectId}/webhooks`, {
         method: 'POST',
@@ -30,11 +32,13 @@ describe('the webhooks service killed with deliveries pending', () => {
       });
       expect(created.status).toBe(201);
 
+      // One after the other: a newer deployment of a service cancels one still BUILDING.
       const ids: string[] = [];
-      for (const commitHash of ['aaaaaaa', 'bbbbbbb'])
-        ids.push((await client.post(deploymentsPath, { commitHash })).body.id);
-      for (const id of ids)
+      for (let i = 0; i < 2; i++) {
+        const id = (await client.post(deploymentsPath, { commitHash: commit.hash })).body.id;
         await waitForDeployment(client, `${deploymentsPath}/${id}`, ['DEPLOYED']);
+        ids.push(id);
+      }
       await waitFor(() => receiver.refused() >= 6, {
         timeoutMs: 90_000,
         what: 'six refused first attempts',
@@ -58,6 +62,7 @@ describe('the webhooks service killed with deliveries pending', () => {
     } finally {
       await webhooks.stop();
       await receiver.close();
+      for (const close of closers) await close();
     }
   }, 300_000);
 });

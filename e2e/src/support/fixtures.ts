@@ -1,11 +1,15 @@
+import { createAppRepository, FIXTURE_APP } from '@platform/shared/testing';
 import { WebClient } from './client';
 
-/** A signed-in client with a project and a service, ready to deploy. */
-export async function clientWithService(label: string) {
+/** A signed-in client with a project and a service (with these settings), ready to deploy. */
+export async function clientWithService(label: string, settings: Record<string, unknown> = {}) {
   const client = new WebClient();
   const login = await client.signIn(undefined, label);
   const project = await client.post('/api/projects', { name: `${label} ${Date.now()}` });
-  const service = await client.post(`/api/projects/${project.body.id}/services`, { name: 'svc' });
+  const service = await client.post(`/api/projects/${project.body.id}/services`, {
+    name: 'svc',
+    ...settings,
+  });
   if (project.status !== 201 || service.status !== 201) {
     throw new Error(`fixture: ${project.status} ${service.status}`);
   }
@@ -18,4 +22,15 @@ export async function clientWithService(label: string) {
     projectPath,
     deploymentsPath: `${projectPath}/services/${service.body.id}/deployments`,
   };
+}
+
+/**
+ * A signed-in client with a project and a service whose repository is a new fixture app (one
+ * commit, `commit`): what it deploys builds and answers. Close `repository` after the test.
+ */
+export async function clientWithApp(label: string) {
+  const repository = await createAppRepository();
+  const commit = await repository.commit();
+  const fixture = await clientWithService(label, { repository: repository.url, ...FIXTURE_APP });
+  return { ...fixture, repository, commit };
 }

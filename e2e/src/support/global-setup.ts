@@ -12,12 +12,6 @@ const START_TIMEOUT_MS = 240_000;
 
 import { E2E_ENCRYPTION_KEY, E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
 
-// Fast steps so deployments finish in well under a second; a commit message containing "slow"
-// makes the build take 30 s, for the cancel test.
-export const BUILD_COMMAND =
-  'echo "building $COMMIT_HASH for service $SERVICE_ID"; case "$COMMIT_MESSAGE" in *slow*) sleep 30;; *) sleep 0.2;; esac; echo "build done"';
-export const DEPLOY_COMMAND = 'echo "deploying $DEPLOYMENT_ID"; sleep 0.2; echo "deploy done"';
-
 export default async function globalSetup(): Promise<void> {
   if (process.env.E2E_BASE_URL) return;
   await sharedGlobalSetup();
@@ -31,8 +25,7 @@ export default async function globalSetup(): Promise<void> {
       ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
       NODE_ENV: 'development',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
-      BUILD_COMMAND,
-      DEPLOY_COMMAND,
+      HEALTH_CHECK_TIMEOUT: '10s',
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms',
       RATE_LIMIT_PER_MINUTE: '100000',

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
 
@@ -10,6 +13,7 @@ export const E2E_PORTS = {
   DEPLOYMENTS_PORT: '14003',
   WEBHOOKS_PORT: '14004',
   DEV_IDP_PORT: '14010',
+  RUNTIME_ROUTER_PORT: '14020',
 };
 
 export const E2E_INTERNAL_SECRET = 'e2e-internal-secret-0123456789-abcdefghij';
@@ -133,5 +137,51 @@ export async function startKillableService(
       running = await startServiceProcess(service, port, fullEnv);
     },
     stop: async () => running?.kill('SIGTERM'),
+  };
+}
+
+/**
+ * Settings of a deployments instance with a local runtime of its own (its supervisor in a new
+ * RUNTIME_DIR, its router on `routerPort`, its builds beside it): stop it with stopRuntime.
+ */
+export function ownRuntime(routerPort: number) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'e2e-runtime-'));
+  return {
+    env: {
+      RUNTIME_DIR: path.join(dir, 'runtime'),
+      RUNTIME_ROUTER_PORT: String(routerPort),
+      BUILDS_DIR: path.join(dir, 'builds'),
+      SOURCE_ALLOW_LOCAL: 'true',
+    },
+    /** Stops the supervisor (and its apps) with SIGTERM, and removes the directory. */
+    async stop() {
+      const pid = await new Promise<number | null>((resolve) => {
+        const req = request(
+          { socketPath: path.join(dir, 'runtime/supervisor.sock'), path: '/healthz' },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => resolve((JSON.parse(body) as { pid: number }).pid));
+          },
+        );
+        req.on('error', () => resolve(null));
+        req.end();
+      });
+      if (pid) {
+        process.kill(pid, 'SIGTERM');
+        await waitFor(
+          () => {
+            try {
+              process.kill(pid, 0);
+              return false;
+            } catch {
+              return true;
+            }
+          },
+          { timeoutMs: 20_000, what: `supervisor ${pid} to exit` },
+        );
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -136,6 +136,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     repository,
     worker,
     statusWatch,
+    service,
     builds,
     runtime: local?.runtime,
   };

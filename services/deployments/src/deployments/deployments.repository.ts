@@ -102,6 +102,14 @@ export function statusEvent(
   return outboxEntry(TOPICS.deploymentStatusChanged, deployment.id, event);
 }
 
+/**
+ * Deployments created before this one: earlier, or at the same millisecond with a smaller id, so
+ * of any two deployments exactly one is the older (racing triggers never cancel each other).
+ */
+export const createdBefore = (createdAt: Date, id: Types.ObjectId) => ({
+  $or: [{ createdAt: { $lt: createdAt } }, { createdAt, _id: { $lt: id } }],
+});
+
 /** The filter of one deployment of this service (of this project, of this account). */
 const inService = (ref: ServiceRef, id: Types.ObjectId) => ({
   _id: id,
@@ -259,8 +267,7 @@ export class DeploymentsRepository {
           accountId: newest.accountId,
           projectId: newest.projectId,
           status: 'BUILDING',
-          createdAt: { $lte: newest.createdAt },
-          _id: { $ne: parseObjectId(newest.id, 'Deployment') },
+          ...createdBefore(newest.createdAt, parseObjectId(newest.id, 'Deployment')),
         },
         LIST_FIELDS,
       )

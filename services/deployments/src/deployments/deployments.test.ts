@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
-import { identityHeaders, requestJson } from '@platform/shared/testing';
-import { startHarness, newCommitHash, useHarness } from '../test/harness';
+import { requestJson } from '@platform/shared/testing';
+import { asOwner, startHarness, newCommitHash, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { NO_LEASE } from './deployments.model';
 import type { DeploymentStatus } from './status';
@@ -185,7 +185,8 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
 
     const res = await requestJson(h.api.path(service), {
       method: 'POST',
-      headers: { ...identityHeaders(service.accountId), 'content-type': 'application/json' },
+      identity: asOwner(service),
+      headers: { 'content-type': 'application/json' },
       body: '{"commitHash":',
     });
 
@@ -394,6 +395,34 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ deployments: [] });
+  });
+});
+
+describe('newest wins', () => {
+  it('leaves exactly one of racing triggers BUILDING, the newest, and cancels the others as superseded by a newer one', async () => {
+    const service = h.projects.addService();
+    const other = h.projects.addService(buildService({ accountId: service.accountId }));
+    const elsewhere = await h.api.trigger(other, { commitHash: newCommitHash() });
+
+    const created = await Promise.all(
+      Array.from({ length: 12 }, () => h.api.trigger(service, { commitHash: newCommitHash() })),
+    );
+
+    expect(created.map((c) => c.status)).toEqual(Array(12).fill(201));
+    const listed = (await h.api.list(service, 'limit=100')).body.deployments as {
+      id: string;
+      status: string;
+    }[];
+    expect(listed.map((d) => d.status)).toEqual(['BUILDING', ...Array(11).fill('CANCELLED')]);
+    const newest = listed[0]!.id;
+    for (const { id } of listed.slice(1)) {
+      expect(await h.logs(id)).toMatch(/^Deployment cancelled: superseded by [0-9a-f]{24}\.\n$/);
+      expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+    }
+    // At least the last of them was superseded by the newest.
+    expect(await h.logs(listed[1]!.id)).toContain(`superseded by ${newest}`);
+    // Another service of the account is not touched.
+    expect((await h.api.get(other, elsewhere.body.id)).body.status).toBe('BUILDING');
   });
 });
 

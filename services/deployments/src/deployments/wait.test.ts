@@ -1,5 +1,5 @@
 import { errorBody, identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
-import { useHarness } from '../test/harness';
+import { asOwner, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 
 // Status events go to Kafka, as in production: they are what wakes a waiting request.
@@ -9,7 +9,7 @@ const h = useHarness({ relay: true });
 async function getWith(service: OwnedService, id: string, query: string) {
   const started = Date.now();
   const res = await requestJson(h.api.path(service, `/${id}${query}`), {
-    headers: identityHeaders(service.accountId),
+    identity: asOwner(service),
   });
   return { ...res, tookMs: Date.now() - started };
 }
@@ -63,8 +63,9 @@ describe('GET …/deployments/:id?wait=N', () => {
   it('forgets a waiter whose client went away', async () => {
     const { service, id } = await h.newDeployment();
     const leaving = new AbortController();
-    const waiting = fetch(h.api.path(service, `/${id}?wait=300`), {
-      headers: identityHeaders(service.accountId),
+    const url = h.api.path(service, `/${id}?wait=300`);
+    const waiting = fetch(url, {
+      headers: identityHeaders(asOwner(service), 'GET', url),
       signal: leaving.signal,
     }).catch((err: Error) => err.name);
     await waitFor(() => h.statusWatch.size === 1, { what: 'the request to wait' });

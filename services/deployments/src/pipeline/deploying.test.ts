@@ -1,22 +1,313 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { AppAnswer } from '@platform/shared/testing';
-import { useHarness } from '../test/harness';
+import { TEST_INTERNAL_SECRET, waitFor } from '@platform/shared/testing';
+import type { DeploymentStatus } from '../deployments/status';
+import { useHarness, type Harness } from '../test/harness';
+import type { OwnedService } from '../test/projects-stub';
+import { MASK } from './secret-mask';
 
+// The real pipeline: git fetches from the fixture repository, builds run in the sandbox, apps in
+// the local runtime (a supervisor of this file's), answering through its router.
 const h = useHarness({ pipeline: {} });
 
-const answerOf = (body: string) => JSON.parse(body) as AppAnswer;
+const SLOW = 30_000;
+
+/** The commit the app at the service's URL was built from, or the failure. */
+async function servedCommit(service: OwnedService): Promise<string> {
+  const answer = await h.app(service);
+  return answer.status === 200
+    ? (JSON.parse(answer.body) as AppAnswer).commit
+    : `${answer.status} ${answer.body}`;
+}
+
+/** Asks the service's URL in a loop until stop(): every answer, in order. */
+function probe(service: OwnedService) {
+  let running = true;
+  const answers: string[] = [];
+  const loop = (async () => {
+    while (running) answers.push(await servedCommit(service).catch((err: Error) => err.message));
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return answers;
+    },
+  };
+}
+
+/** Triggers `commitHash` on the service and waits until the deployment is in `status`. */
+async function deploy(
+  harness: Harness,
+  service: OwnedService,
+  commitHash: string,
+  status: DeploymentStatus,
+) {
+  const res = await harness.api.trigger(service, { commitHash });
+  expect(res.status).toBe(201);
+  return {
+    id: res.body.id as string,
+    ...(await harness.waitForStatus(service, res.body.id, status, SLOW)),
+  };
+}
 
 describe('deploying a commit', () => {
   it('fetches, builds and starts the commit: its URL answers with that commit’s content', async () => {
     const { service, id } = await h.newDeployment({ commitMessage: 'The first version' });
 
-    const deployed = await h.waitForStatus(service, id, 'DEPLOYED', 25_000);
+    const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
 
     const answer = await h.app(service);
     expect(answer.status).toBe(200);
-    expect(answerOf(answer.body)).toMatchObject({
+    expect(JSON.parse(answer.body)).toMatchObject({
       commit: h.firstCommit.revision,
       greeting: 'hello',
     });
-    expect(deployed.logs).toContain(`built revision ${h.firstCommit.revision}`);
+    const { logs } = deployed;
+    expect(logs).toContain(`==> fetching commit ${h.firstCommit.hash} (branch main)`);
+    expect(logs).toContain(`built revision ${h.firstCommit.revision}`);
+    expect(logs).toContain('==> healthy: GET /healthz answered');
+    expect(logs).toContain("==> the service's URL now serves this deployment");
+    expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>DEPLOYING', 'DEPLOYING>DEPLOYED']);
+    // The build is kept for a rollback.
+    expect(await h.builds.find({ ...service, deploymentId: id })).toMatchObject({
+      commitHash: h.firstCommit.hash,
+    });
+  });
+
+  it('replaces the live version with the next commit at the same URL, never failing a request', async () => {
+    const { service, id } = await h.newDeployment();
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+    const next = await h.appRepository.commit({ greeting: 'second' });
+    const probing = probe(service);
+
+    const second = await deploy(h, service, next.hash, 'DEPLOYED');
+
+    const answers = await probing.stop();
+    expect(await servedCommit(service)).toBe(next.revision);
+    // Only the first version, then only the second: no error, no gap.
+    const changes = answers.filter((a, i) => i === 0 || a !== answers[i - 1]);
+    expect(changes).toEqual([h.firstCommit.revision, next.revision]);
+    expect(second.logs).toMatch(/the previous one \(\S+\) is stopped/);
+  });
+
+  it.each([
+    ['an unknown commit', async () => 'f'.repeat(40), /commit f{40} is not in /],
+    [
+      'a failing build',
+      async () => (await h.appRepository.commit({ failBuild: true })).hash,
+      /The build command failed with exit code 1\./,
+    ],
+    [
+      'an app that never becomes healthy',
+      async () => (await h.appRepository.commit({ neverHealthy: true })).hash,
+      /health/i,
+    ],
+  ])('fails %s while the previous version keeps answering', async (_what, commitOf, logLine) => {
+    const { service, id } = await h.newDeployment({}, { healthCheckPath: '/healthz' });
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+    const commitHash = await commitOf();
+    const probing = probe(service);
+
+    const failed = await deploy(h, service, commitHash, 'FAILED');
+
+    const answers = await probing.stop();
+    expect(failed.logs).toMatch(logLine);
+    expect(answers.length).toBeGreaterThan(0);
+    expect(new Set(answers)).toEqual(new Set([h.firstCommit.revision]));
+  });
+
+  it('fails at once a service without a repository, saying so', async () => {
+    const { service, id } = await h.newDeployment({}, { repository: null });
+
+    const failed = await h.waitForStatus(service, id, 'FAILED', SLOW);
+
+    expect(failed.logs).toContain('the service has no repository');
+  });
+});
+
+describe('variables', () => {
+  it('reach the build and the app; a secret is **** in the log and in no answer', async () => {
+    const secret = `s3cret-${Date.now()}-value`;
+    const commit = await h.appRepository.commit({ printVariables: ['GREETING', 'API_TOKEN'] });
+    const { service, id } = await h.newDeployment(
+      { commitHash: commit.hash },
+      {
+        variables: [
+          { name: 'GREETING', value: 'hi from a variable' },
+          { name: 'API_TOKEN', value: secret, secret: true },
+        ],
+      },
+    );
+
+    const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    expect(JSON.parse((await h.app(service)).body)).toMatchObject({
+      greeting: 'hi from a variable',
+    });
+    // The build printed both (build.js) and so did the app (server.js).
+    expect(deployed.logs.match(/GREETING=hi from a variable/g)).toHaveLength(2);
+    expect(
+      deployed.logs.match(new RegExp(`API_TOKEN=${MASK.replace(/\*/g, '\\*')}`, 'g')),
+    ).toHaveLength(2);
+    expect(deployed.logs).not.toContain(secret);
+    expect(JSON.stringify((await h.api.list(service)).body)).not.toContain(secret);
+    // At rest only sealed.
+    const stored = await h.models.sources.findById(id).lean();
+    expect(JSON.stringify(stored)).not.toContain(secret);
+  });
+
+  it('stay as they were at the trigger', async () => {
+    const commit = await h.appRepository.commit({ printVariables: ['GREETING'] });
+    const { service, id } = await h.newDeployment(
+      { commitHash: commit.hash },
+      { variables: [{ name: 'GREETING', value: 'as triggered' }] },
+    );
+    h.projects.updateSource(service, { variables: [{ name: 'GREETING', value: 'changed later' }] });
+
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    expect(JSON.parse((await h.app(service)).body)).toMatchObject({ greeting: 'as triggered' });
+  });
+});
+
+describe('the sandbox of a build', () => {
+  it('shows the build nothing of the platform', async () => {
+    const { service, id } = await h.newDeployment(
+      {},
+      {
+        buildCommand:
+          'cat /proc/1/environ; for f in /proc/*/environ; do cat "$f"; done; env; ls /root; node build.js',
+      },
+    );
+
+    const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    expect(deployed.logs).toContain('PLATFORM_DEPLOYMENT_ID=');
+    expect(deployed.logs).not.toContain(TEST_INTERNAL_SECRET);
+    expect(deployed.logs).not.toContain('MONGO_URL');
+    expect(deployed.logs).not.toContain(h.config.ENCRYPTION_KEY);
+  });
+
+  describe('with a time limit of 1 s', () => {
+    const short = useHarness({ pipeline: { STEP_TIMEOUT: '1s' } });
+
+    it('fails a build past its time limit', async () => {
+      const { service, id } = await short.newDeployment(
+        {},
+        { buildCommand: 'echo started; sleep 600' },
+      );
+
+      const failed = await short.waitForStatus(service, id, 'FAILED', SLOW);
+
+      expect(failed.logs).toContain('started');
+      expect(failed.logs).toContain('The build command ran longer than 1.0 s and was stopped.');
+    });
+  });
+});
+
+describe('newest wins', () => {
+  it('cancels an older deployment still BUILDING, saying which one superseded it', async () => {
+    const { service, id: older } = await h.newDeployment({}, { buildCommand: 'sleep 600' });
+    await h.waitForLogs(service, older, '==> running the build command');
+    h.projects.updateSource(service, { buildCommand: 'node build.js' });
+
+    const newer = await deploy(h, service, h.firstCommit.hash, 'DEPLOYED');
+
+    const cancelled = await h.waitForLogs(service, older, `superseded by ${newer.id}`);
+    expect(cancelled.status).toBe('CANCELLED');
+    expect(await h.changes(older)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
+  });
+
+  it('lets a deployment already DEPLOYING finish before the newest starts', async () => {
+    const slowStart = await h.appRepository.commit({ listenAfterSeconds: 1.5 });
+    const { service, id: first } = await h.newDeployment({ commitHash: slowStart.hash });
+    await h.waitForStatus(service, first, 'DEPLOYING', SLOW);
+
+    const res = await h.api.trigger(service, { commitHash: h.firstCommit.hash });
+    const second = res.body.id as string;
+
+    await h.waitForStatus(service, first, 'DEPLOYED', SLOW);
+    await h.waitForStatus(service, second, 'DEPLOYED', SLOW);
+    const [a, b] = [await h.document(first), await h.document(second)];
+    // The newest was claimed only once the first had finished.
+    expect(b!.claimedAt!.getTime()).toBeGreaterThanOrEqual(a!.deployedAt!.getTime());
+    expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+  });
+});
+
+describe('redeploy and rollback', () => {
+  it('rollback serves an earlier build again without building; redeploy builds again', async () => {
+    const { service, id: first } = await h.newDeployment();
+    await h.waitForStatus(service, first, 'DEPLOYED', SLOW);
+    const firstBuild = (JSON.parse((await h.app(service)).body) as AppAnswer).build;
+    const next = await h.appRepository.commit({ greeting: 'next' });
+    await deploy(h, service, next.hash, 'DEPLOYED');
+
+    const rollback = await h.api.rollback(service, first);
+    expect(rollback.status).toBe(201);
+    expect(rollback.body).toMatchObject({ status: 'BUILDING', commitHash: h.firstCommit.hash });
+    const rolledBack = await h.waitForStatus(service, rollback.body.id, 'DEPLOYED', SLOW);
+
+    expect(rolledBack.logs).toContain(`==> reusing the build of deployment ${first}`);
+    expect(rolledBack.logs).not.toContain('==> fetching');
+    expect(JSON.parse((await h.app(service)).body)).toMatchObject({
+      commit: h.firstCommit.revision,
+      build: firstBuild,
+    });
+
+    const redeploy = await h.api.redeploy(service, first);
+    expect(redeploy.status).toBe(201);
+    const rebuilt = await h.waitForStatus(service, redeploy.body.id, 'DEPLOYED', SLOW);
+    expect(rebuilt.logs).toContain('==> fetching');
+    const answer = JSON.parse((await h.app(service)).body) as AppAnswer;
+    expect(answer.commit).toBe(h.firstCommit.revision);
+    expect(answer.build).not.toBe(firstBuild);
+  });
+
+  it('refuses with 409 to roll back to a deployment that never reached DEPLOYED, or whose build is gone', async () => {
+    const { service, id } = await h.newDeployment({}, { buildCommand: 'exit 3' });
+    await h.waitForStatus(service, id, 'FAILED', SLOW);
+    h.projects.updateSource(service, { buildCommand: 'node build.js' });
+    const deployed = await deploy(h, service, h.firstCommit.hash, 'DEPLOYED');
+    await h.builds.discard({ ...service, deploymentId: deployed.id });
+
+    const never = await h.api.rollback(service, id);
+    const gone = await h.api.rollback(service, deployed.id);
+
+    expect([never.status, gone.status]).toEqual([409, 409]);
+    expect(never.body.message).toBe(
+      'Only a deployment that reached DEPLOYED can be rolled back to.',
+    );
+    expect(gone.body.message).toContain('is no longer kept');
+  });
+
+  it('answers 404 for another account’s deployment', async () => {
+    const { service, id } = await h.newDeployment();
+    const stranger = h.projects.addService();
+
+    const res = await h.api.rollback({ ...service, accountId: stranger.accountId }, id);
+
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('a deleted service', () => {
+  it('loses its app and its builds', async () => {
+    const { service, id } = await h.newDeployment();
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    await h.service.removeServiceDeployments(
+      service.accountId,
+      service.projectId,
+      service.serviceId,
+    );
+
+    expect((await h.app(service)).status).toBe(404);
+    const serviceDir = path.join(h.config.BUILDS_DIR, service.projectId, service.serviceId);
+    await waitFor(async () => (await readdir(serviceDir).catch(() => [])).length === 0, {
+      what: 'the service’s builds to go',
+    });
   });
 });

@@ -5,7 +5,11 @@ import {
   type DeploymentDoc,
   type DeploymentLogsDoc,
 } from '../deployments/deployments.model';
-import { toDeployment, type Deployment } from '../deployments/deployments.repository';
+import {
+  createdBefore,
+  toDeployment,
+  type Deployment,
+} from '../deployments/deployments.repository';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 
@@ -107,7 +111,7 @@ export class PipelineRepository {
         const olderRunsFirst = await this.models.deployments.exists({
           serviceId: candidate.serviceId,
           status: { $in: [...ACTIVE_STATUSES] },
-          createdAt: { $lt: candidate.createdAt },
+          ...createdBefore(candidate.createdAt, candidate._id),
         });
         if (olderRunsFirst) continue;
         const claim = await this.claim(candidate._id, owner, leaseMs, now);
