@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kafka, type Consumer, type SASLOptions } from 'kafkajs';
 import { openKafka } from './boot';
-import { kafkaEnv } from './config';
+import { baseEnv, kafkaEnv, parseConfig } from './config';
 import { newEvent, TOPICS, type ProjectDeletedEvent } from './events';
 import {
   closeKafka,
@@ -93,6 +96,71 @@ const projectDeleted = () =>
     accountId: uniqueName('kafka-auth-account'),
     projectId: uniqueName('kafka-auth-project'),
   });
+
+describe('the Kafka login settings (kafkaEnv)', () => {
+  const settings = (env: Record<string, string>) =>
+    kafkaEnv.parse({ KAFKA_BROKERS: 'kafka:9092', ...env });
+
+  it('log in with SCRAM-SHA-512 by default, and only with both a user and a password', () => {
+    expect(
+      kafkaConnection(settings({ KAFKA_SASL_USERNAME: 'projects', KAFKA_SASL_PASSWORD: 'pw' })),
+    ).toEqual({
+      brokers: ['kafka:9092'],
+      sasl: { mechanism: 'scram-sha-512', username: 'projects', password: 'pw' },
+    });
+    expect(() => kafkaConnection(settings({ KAFKA_SASL_USERNAME: 'projects' }))).toThrow(
+      /set both, or neither/,
+    );
+    expect(() => kafkaConnection(settings({ KAFKA_SASL_PASSWORD: 'pw' }))).toThrow(
+      /set both, or neither/,
+    );
+    expect(() => settings({ KAFKA_SASL_MECHANISM: 'plain' })).toThrow();
+  });
+
+  it('connect over TLS trusting the CA file, read at once', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kafka-ca-'));
+    try {
+      const caFile = join(dir, 'ca.crt');
+      writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n');
+      expect(
+        kafkaConnection(settings({ KAFKA_TLS: 'true', KAFKA_TLS_CA_FILE: caFile })).ssl,
+      ).toEqual({ ca: [expect.stringContaining('stand-in')] });
+      expect(kafkaConnection(settings({ KAFKA_TLS: 'true' })).ssl).toEqual({});
+      expect(kafkaConnection(settings({})).ssl).toBeUndefined();
+      expect(() =>
+        kafkaConnection(settings({ KAFKA_TLS: 'true', KAFKA_TLS_CA_FILE: join(dir, 'missing') })),
+      ).toThrow(/ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuse the published example passwords in production', () => {
+    const env = {
+      NODE_ENV: 'production',
+      INTERNAL_SECRET: 'x'.repeat(40),
+      KAFKA_BROKERS: 'kafka:9092',
+      KAFKA_SASL_USERNAME: 'projects',
+      KAFKA_SASL_PASSWORD: 'local-development-kafka-projects-0123456789',
+    };
+    expect(() => parseConfig(baseEnv.merge(kafkaEnv), env)).toThrow(/KAFKA_SASL_PASSWORD/);
+    expect(() =>
+      parseConfig(baseEnv.merge(kafkaEnv), { ...env, KAFKA_SASL_PASSWORD: 'a-real-one' }),
+    ).not.toThrow();
+  });
+
+  it('are required in production: openKafka refuses to connect without a login', async () => {
+    const lifecycle = new Lifecycle(testLogger());
+    await expect(
+      openKafka(
+        { ...settings({}), NODE_ENV: 'production' },
+        { logger: testLogger(), lifecycle },
+        'projects',
+      ),
+    ).rejects.toThrow(/production connects to Kafka only with a login/);
+    await lifecycle.shutdown('test done');
+  });
+});
 
 describe('Kafka authentication and ACLs (real broker)', () => {
   const logger = testLogger();
