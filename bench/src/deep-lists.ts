@@ -28,7 +28,7 @@ import {
 } from '@platform/shared';
 import { Types, type mongo } from 'mongoose';
 import { requestJson } from '@platform/shared/testing';
-import { clientWithService, identityHeader } from './lib/client';
+import { clientWithService } from './lib/client';
 import { cpuMeter, cpuShare, cpuShareAtRest, stackAndInfraPids } from './lib/cpu';
 import { intEnv } from './lib/env';
 import { say } from './lib/log';
@@ -118,13 +118,18 @@ main('deep-lists', 3600, async () => {
     first: `${stack.deployments}${listPath}?limit=${PAGE}`,
     deep: `${stack.deployments}${listPath}?limit=${PAGE}&cursor=${cursor}`,
   };
-  const identity = identityHeader(accountId, stack.internalSecret, 6 * 3600);
+  // requestJson signs each request for deployments, its method and path (60 s, one request).
+  const identity = {
+    accountId,
+    audience: 'deployments',
+    secret: stack.internalSecret,
+  } as const;
 
   // Correctness first: the pages are the ones expected.
   const expected = (from: number) => seeded.slice(from, from + PAGE).map((d) => d.id);
   const pages = {
-    first: await requestJson(urls.first, { headers: identity }),
-    deep: await requestJson(urls.deep, { headers: identity }),
+    first: await requestJson(urls.first, { identity }),
+    deep: await requestJson(urls.deep, { identity }),
   };
   const idsOf = (page: { body?: any }) =>
     (page.body?.deployments ?? []).map((d: { id: string }) => d.id);
@@ -141,12 +146,12 @@ main('deep-lists', 3600, async () => {
   const samplingMeter = cpuMeter(pids);
   const samplingStarted = Date.now();
   const direct = await sampleInterleaved(SAMPLES, {
-    firstPage: () => requestJson(urls.first, { headers: identity }),
-    deepPage: () => requestJson(urls.deep, { headers: identity }),
+    firstPage: () => requestJson(urls.first, { identity }),
+    deepPage: () => requestJson(urls.deep, { identity }),
     // The service's floor for any request: the signed identity, the ownership check asked of
     // the projects service, an error answer (a malformed deployment id is 404 after the check).
     ownershipCheckOnly: () =>
-      requestJson(`${stack.deployments}${listPath}/not-an-id`, { headers: identity }),
+      requestJson(`${stack.deployments}${listPath}/not-an-id`, { identity }),
   });
   const viaGateway = await sampleInterleaved(GATEWAY_SAMPLES, {
     firstPageViaGateway: () => client.get(`${listPath}?limit=${PAGE}`),

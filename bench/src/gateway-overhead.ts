@@ -15,8 +15,9 @@
  * whether its own capacity or the service's limits the throughput.
  */
 import { distribution } from './lib/stats';
-import { GatewayClient, requestJson } from '@platform/shared/testing';
-import { identityHeader, uniqueEmail } from './lib/client';
+import { GatewayClient, identityHeaders, requestJson } from '@platform/shared/testing';
+import { IDENTITY_TTL_SECONDS } from '@platform/shared';
+import { uniqueEmail } from './lib/client';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { intEnv } from './lib/env';
@@ -58,17 +59,22 @@ main(RESULT_NAME, 900, async () => {
   });
   const path = `/api/projects/${project.id}`;
 
-  // Signed once for the whole run: signIdentity's default 60 s would expire mid-run.
-  const totalS = 2 * (WARMUP_S + ROUNDS * DURATION_S + UNLOADED_S) + 600;
-  const identity = identityHeader(accountId, stack.internalSecret, totalS);
-  const targets: Record<Path, { url: string; headers: Record<string, string> }> = {
-    gateway: { url: `${stack.gateway}${path}`, headers: { cookie: client.cookieHeader() } },
-    direct: { url: `${stack.projects}${path}`, headers: identity },
+  // The direct path's identity is signed afresh for each run (autocannon repeats one request):
+  // an identity lives 60 s, so a run must end well within that.
+  const longestS = Math.max(WARMUP_S, DURATION_S, UNLOADED_S);
+  if (longestS > IDENTITY_TTL_SECONDS - 10) {
+    throw new Error(`runs of ${longestS} s outlive the direct path's signed identity`);
+  }
+  const directUrl = `${stack.projects}${path}`;
+  const identity = { accountId, audience: 'projects', secret: stack.internalSecret } as const;
+  const targets: Record<Path, { url: string; headers: () => Record<string, string> }> = {
+    gateway: { url: `${stack.gateway}${path}`, headers: () => ({ cookie: client.cookieHeader() }) },
+    direct: { url: directUrl, headers: () => identityHeaders(identity, 'GET', directUrl) },
   };
 
   // Both answer the same document, or the comparison means nothing.
   const viaGateway = await client.get(path);
-  const direct = await requestJson(targets.direct.url, { headers: identity });
+  const direct = await requestJson(directUrl, { identity });
   if (viaGateway.status !== 200 || direct.status !== 200) {
     throw new Error(`sanity: gateway ${viaGateway.status}, direct ${direct.status}`);
   }
@@ -99,7 +105,7 @@ main(RESULT_NAME, 900, async () => {
     const { result, samples } = await load({
       label,
       url: targets[which].url,
-      headers: targets[which].headers,
+      headers: targets[which].headers(),
       connections,
       durationS,
     });

@@ -23,14 +23,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  IDENTITY_HEADER,
   requireOwnership,
   createLogger,
-  signIdentity,
+  identityOfRequest,
   syncIndexes,
-  verifyIdentity,
   writeWithoutRelay,
 } from '@platform/shared';
+import { identityHeaders } from '@platform/shared/testing';
 import { createApp } from '@platform/deployments/dist/app';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
@@ -111,8 +110,7 @@ export function sequentialRoundTrips(commands: { start: number; end: number | nu
 async function startProjectsStub(calls: { start: number; end: number }[]) {
   const server: Server = createServer((req, res) => {
     const start = now();
-    const identity = req.headers[IDENTITY_HEADER];
-    const accountId = verifyIdentity(typeof identity === 'string' ? identity : undefined, SECRET);
+    const accountId = identityOfRequest(req, SECRET, 'projects');
     const match = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)$/.exec(req.url ?? '');
     const [status, body] =
       req.method === 'GET' && match && accountId
@@ -226,9 +224,7 @@ main('round-trips', 300, async () => {
     });
     client.on('commandFailed', (event) => finish(event, false));
 
-    const identity = {
-      [IDENTITY_HEADER]: signIdentity(ref.accountId, SECRET, Math.floor(Date.now() / 1000), 3600),
-    };
+    const identity = { accountId: ref.accountId, audience: 'deployments', secret: SECRET } as const;
     const send = async (
       method: 'GET' | 'POST',
       path: string,
@@ -237,12 +233,14 @@ main('round-trips', 300, async () => {
     ): Promise<{ body: any; measured: Measured }> => {
       const from = commands.length;
       const checksFrom = ownershipCalls.length;
+      // Signed for this request (an identity names its method and path), before the clock starts.
+      const signed = identityHeaders(identity, method, `${base}${path}`);
       const sent = now();
       const response = await fetch(`${base}${path}`, {
         method,
         headers: {
           accept: 'application/json',
-          ...identity,
+          ...signed,
           ...(options.body !== undefined && { 'content-type': 'application/json' }),
           ...options.headers,
         },

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { IDENTITY_HEADER, signIdentity } from '@platform/shared';
 import { GatewayClient } from '@platform/shared/testing';
 
 /**
@@ -20,12 +19,3 @@ export async function clientWithService(gateway: string, label: string, serviceN
 
 export const uniqueEmail = (label: string) =>
   `bench-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}@example.test`;
-
-/**
- * The identity header the gateway would add, for calling a service directly. signIdentity's
- * default lifetime is 60 s; a benchmark signs once for its whole run, so it asks for `ttlSeconds`.
- */
-export function identityHeader(accountId: string, secret: string, ttlSeconds: number) {
-  const now = Math.floor(Date.now() / 1000);
-  return { [IDENTITY_HEADER]: signIdentity(accountId, secret, now, ttlSeconds) };
-}

@@ -1,7 +1,6 @@
 import {
   createAppRepository,
   FIXTURE_APP,
-  identityHeaders,
   requestJson,
   startTestServer,
   waitFor,
@@ -42,12 +41,12 @@ describe('the deployments pipeline killed mid-build', () => {
         ...FIXTURE_APP,
         buildCommand: `node -e "${ask}" && ${FIXTURE_APP.buildCommand}`,
       });
-      // Signed at each request: a signed identity lives 60 s, less than this test may take.
-      const headers = () => identityHeaders(accountId, E2E_INTERNAL_SECRET);
+      // requestJson signs each request: an identity is for one request and lives 60 s.
+      const identity = { accountId, audience: 'deployments', secret: E2E_INTERNAL_SECRET } as const;
       const base = `${deployments.url}/api/projects/${projectId}/services/${serviceId}/deployments`;
       const trigger = await requestJson(base, {
         method: 'POST',
-        headers: headers(),
+        identity,
         body: { commitHash: commit.hash },
       });
       expect(trigger.status).toBe(201);
@@ -59,7 +58,7 @@ describe('the deployments pipeline killed mid-build', () => {
 
       const done = await waitFor(
         async () => {
-          const res = await requestJson(`${base}/${id}`, { headers: headers() });
+          const res = await requestJson(`${base}/${id}`, { identity });
           return ['DEPLOYED', 'FAILED'].includes(res.body?.status) ? res.body : null;
         },
         { timeoutMs: 45_000, intervalMs: 250, what: 'the deployment to leave BUILDING' },

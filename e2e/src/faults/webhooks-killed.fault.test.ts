@@ -1,4 +1,4 @@
-import { identityHeaders, requestJson, waitFor } from '@platform/shared/testing';
+import { requestJson, waitFor } from '@platform/shared/testing';
 import { waitForDeployment } from '../support/client';
 import { clientWithApp } from '../support/fixtures';
 import { startReceiver } from '../support/receiver';
@@ -27,7 +27,7 @@ describe('the webhooks service killed with deliveries pending', () => {
       // Subscribe on this instance directly, as the gateway would: with a signed identity.
       const created = await requestJson(`${webhooks.url}/api/projects/${projectId}/webhooks`, {
         method: 'POST',
-        headers: identityHeaders(accountId, E2E_INTERNAL_SECRET),
+        identity: { accountId, audience: 'webhooks', secret: E2E_INTERNAL_SECRET },
         body: { url: receiver.url },
       });
       expect(created.status).toBe(201);

@@ -1,10 +1,12 @@
 import { AppError, serviceUnavailable, type ErrorBody } from './errors';
-import { IDENTITY_HEADER, signIdentity } from './http/identity';
+import { IDENTITY_HEADER, signIdentity, type ServiceName } from './http/identity';
 import { REQUEST_ID_HEADER } from './logger';
 
 export interface InternalClientOptions {
   /** e.g. http://projects:4002 */
   baseUrl: string;
+  /** The service at `baseUrl`: the identity header is made for it (its audience) alone. */
+  service: ServiceName;
   internalSecret: string;
   timeoutMs?: number;
 }
@@ -15,21 +17,24 @@ export interface InternalRequest {
 }
 
 /**
- * Calls another service over HTTP as the given account, with the signed identity header and the
- * request id. A service that does not answer is 503; its own JSON errors come back as AppErrors.
+ * Calls another service over HTTP as the given account, with the identity header signed for that
+ * service and this request (method, path and query as sent), and the request id. A service that
+ * does not answer is 503; its own JSON errors come back as AppErrors.
  */
 export function createInternalClient(options: InternalClientOptions) {
   const timeoutMs = options.timeoutMs ?? 3_000;
   return {
     async getJson<T>(path: string, request: InternalRequest): Promise<T> {
+      const url = new URL(path, options.baseUrl);
+      const target = { aud: options.service, method: 'GET', path: `${url.pathname}${url.search}` };
       const headers: Record<string, string> = {
         accept: 'application/json',
-        [IDENTITY_HEADER]: signIdentity(request.accountId, options.internalSecret),
+        [IDENTITY_HEADER]: signIdentity(request.accountId, target, options.internalSecret),
       };
       if (request.requestId) headers[REQUEST_ID_HEADER] = request.requestId;
       let response: Response;
       try {
-        response = await fetch(new URL(path, options.baseUrl), {
+        response = await fetch(url, {
           headers,
           signal: AbortSignal.timeout(timeoutMs),
         });

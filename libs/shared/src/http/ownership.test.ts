@@ -1,23 +1,31 @@
 import express, { Router } from 'express';
 import mongoose from 'mongoose';
 import {
-  identityHeaders,
   requestJson,
   startTestServer,
   testLogger,
   TEST_INTERNAL_SECRET,
   type TestServer,
 } from '../testing';
-import { accountIdOf } from './identity';
+import { accountIdOf, identityOfRequest } from './identity';
 import { ownedOf, requireOwnership } from './ownership';
 import { createServiceApp } from './service-app';
 
-/** The projects service's internal endpoints as far as ownership goes: one project, one service. */
+const INTERNAL_SECRET = 'x'.repeat(32);
+
+/**
+ * The projects service's internal endpoints as far as ownership goes: one project, one service,
+ * for a caller whose identity projects would accept (made for it and this request).
+ */
 function projectsStub() {
   const app = express();
   const seen: string[] = [];
   app.get('/internal/projects/:projectId{/services/:serviceId}', (req, res) => {
     seen.push(req.path);
+    if (identityOfRequest(req, INTERNAL_SECRET, 'projects') !== 'acct-1') {
+      res.status(401).json({ error: 'UNAUTHORIZED', message: 'Login is required.' });
+      return;
+    }
     const { projectId, serviceId } = req.params as { projectId: string; serviceId?: string };
     if (projectId !== 'p1' || (serviceId !== undefined && serviceId !== 's1')) {
       res.status(404).json({ error: 'NOT_FOUND', message: 'Project not found.' });
@@ -43,10 +51,10 @@ describe('requireOwnership', () => {
       res.status(answer.status).json(answer.body);
     });
     projects = await startTestServer(switchable);
-    const config = { PROJECTS_URL: projects.url, INTERNAL_SECRET: 'x'.repeat(32) };
+    const config = { PROJECTS_URL: projects.url, INTERNAL_SECRET };
     service = await startTestServer(
       createServiceApp({
-        name: 'ownership_test',
+        name: 'deployments',
         logger: testLogger(),
         // Readiness is not under test here: a connection never opened will do.
         connection: mongoose.createConnection(),
@@ -75,7 +83,9 @@ describe('requireOwnership', () => {
   });
 
   const get = (path: string) =>
-    requestJson(`${service.url}${path}`, { headers: identityHeaders('acct-1') });
+    requestJson(`${service.url}${path}`, {
+      identity: { accountId: 'acct-1', audience: 'deployments' },
+    });
 
   it('puts the owned project on the request', async () => {
     const response = await get('/api/projects/p1/things');

@@ -39,6 +39,7 @@ export function requireOwnership(
 ): RequestHandler {
   const projects = createInternalClient({
     baseUrl: config.PROJECTS_URL,
+    service: 'projects',
     internalSecret: config.INTERNAL_SECRET,
   });
   const what = resource === 'project' ? 'Project' : 'Service';

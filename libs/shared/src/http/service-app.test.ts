@@ -7,6 +7,7 @@ import { createServiceApp } from './service-app';
 import { validate } from './validation';
 import { accountIdOf } from './identity';
 import {
+  errorBody,
   identityHeaders,
   requestJson,
   startTestServer,
@@ -22,7 +23,7 @@ const itemSchema = z.object({ name: z.string().min(1).max(5) }).strict();
 /** The shared app with a few routes of its own, ready while `connection` answers a ping. */
 function buildApp(connection: Connection) {
   return createServiceApp({
-    name: 'test',
+    name: 'projects',
     logger: testLogger(),
     connection,
     internalSecret: TEST_INTERNAL_SECRET,
@@ -62,7 +63,7 @@ function buildApp(connection: Connection) {
 describe('the shared service app and error middleware', () => {
   let server: TestServer;
   let connection: Connection;
-  const auth = identityHeaders('acct-1');
+  const as = { accountId: 'acct-1', audience: 'projects' } as const;
 
   beforeAll(async () => {
     connection = await connectMongo({
@@ -87,15 +88,36 @@ describe('the shared service app and error middleware', () => {
   });
 
   it('answers 401 for a tampered identity header', async () => {
-    const header = Object.values(auth)[0]!;
-    const res = await requestJson(`${server.url}/whoami`, {
+    const url = `${server.url}/whoami`;
+    const header = identityHeaders(as, 'GET', url)['x-platform-identity']!;
+    const res = await requestJson(url, {
       headers: { 'x-platform-identity': `${header.slice(0, -2)}xx` },
     });
     expect(res.status).toBe(401);
   });
 
+  it.each([
+    ['made for another service', { ...as, audience: 'deployments' as const }, 'GET', '/whoami'],
+    ['made for GET, sent with DELETE', as, 'DELETE', '/whoami'],
+    ['made for another path', as, 'GET', '/taken'],
+    ['made for the path without its query', as, 'GET', '/whoami?as=other'],
+  ])('answers 401 for an identity %s', async (_case, identity, method, path) => {
+    // Each is made for GET /whoami (as `identity` says) and sent as `method path`.
+    const made = identityHeaders(identity, 'GET', `${server.url}/whoami`);
+
+    const res = await requestJson(`${server.url}${path}`, { method, headers: made });
+
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(errorBody('UNAUTHORIZED'));
+  });
+
+  it('accepts an identity made for the path with its query', async () => {
+    const res = await requestJson(`${server.url}/whoami?as=other`, { identity: as });
+    expect(res).toMatchObject({ status: 200, body: { accountId: 'acct-1' } });
+  });
+
   it('passes the verified account id to the route', async () => {
-    const res = await requestJson(`${server.url}/whoami`, { headers: auth });
+    const res = await requestJson(`${server.url}/whoami`, { identity: as });
     expect(res).toMatchObject({ status: 200, body: { accountId: 'acct-1' } });
   });
 
@@ -110,7 +132,7 @@ describe('the shared service app and error middleware', () => {
   it('answers 400 INVALID_REQUEST for malformed JSON', async () => {
     const res = await requestJson(`${server.url}/items`, {
       method: 'POST',
-      headers: auth,
+      identity: as,
       body: '{"name":',
     });
     expect(res.status).toBe(400);
@@ -120,7 +142,8 @@ describe('the shared service app and error middleware', () => {
   it('answers 400 INVALID_REQUEST for a body that is not JSON', async () => {
     const res = await requestJson(`${server.url}/items`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'text/plain' },
+      identity: as,
+      headers: { 'content-type': 'text/plain' },
       body: 'name=x',
     });
     expect(res.status).toBe(400);
@@ -130,7 +153,7 @@ describe('the shared service app and error middleware', () => {
   it('answers 400 VALIDATION_ERROR with details for an invalid body and an unknown field', async () => {
     const res = await requestJson(`${server.url}/items`, {
       method: 'POST',
-      headers: auth,
+      identity: as,
       body: { name: 'far too long', extra: 1 },
     });
     expect(res.status).toBe(400);
@@ -146,7 +169,7 @@ describe('the shared service app and error middleware', () => {
   it('never lets an operator object through a string field', async () => {
     const res = await requestJson(`${server.url}/items`, {
       method: 'POST',
-      headers: auth,
+      identity: as,
       body: { name: { $gt: '' } },
     });
     expect(res.status).toBe(400);
@@ -156,7 +179,7 @@ describe('the shared service app and error middleware', () => {
   it('answers 413 PAYLOAD_TOO_LARGE for a body over 100 KiB', async () => {
     const res = await requestJson(`${server.url}/items`, {
       method: 'POST',
-      headers: auth,
+      identity: as,
       body: { name: 'x'.repeat(101 * 1024) },
     });
     expect(res.status).toBe(413);
@@ -164,31 +187,31 @@ describe('the shared service app and error middleware', () => {
   });
 
   it('answers a JSON 404 NOT_FOUND for an unknown route', async () => {
-    const res = await requestJson(`${server.url}/nowhere`, { headers: auth });
+    const res = await requestJson(`${server.url}/nowhere`, { identity: as });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'NOT_FOUND', message: expect.any(String) });
   });
 
   it('turns thrown AppErrors into their status and code', async () => {
-    expect(await requestJson(`${server.url}/missing`, { headers: auth })).toMatchObject({
+    expect(await requestJson(`${server.url}/missing`, { identity: as })).toMatchObject({
       status: 404,
       body: { error: 'NOT_FOUND', message: 'Project not found.' },
     });
-    expect(await requestJson(`${server.url}/taken`, { headers: auth })).toMatchObject({
+    expect(await requestJson(`${server.url}/taken`, { identity: as })).toMatchObject({
       status: 409,
       body: { error: 'CONFLICT', message: 'The name is taken.' },
     });
   });
 
   it('answers 500 INTERNAL without leaking the error or a stack', async () => {
-    const res = await requestJson(`${server.url}/bug`, { headers: auth });
+    const res = await requestJson(`${server.url}/bug`, { identity: as });
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'INTERNAL', message: expect.any(String) });
     expect(JSON.stringify(res.body)).not.toMatch(/secret internals|app\.ts/);
   });
 
   it('answers 503 SERVICE_UNAVAILABLE when a database does not answer', async () => {
-    const res = await requestJson(`${server.url}/mongo-down`, { headers: auth });
+    const res = await requestJson(`${server.url}/mongo-down`, { identity: as });
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
   });

@@ -6,21 +6,27 @@ import { pingMongo } from '../mongo';
 import { jsonBody, requireJsonBody } from './body';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRouter } from './health';
-import { requireIdentity } from './identity';
+import { requireIdentity, type ServiceName } from './identity';
 import { createMetrics } from './metrics';
 
 /** What every service's `createApp(deps)` receives from its compose.ts, besides its own parts. */
 export interface ServiceAppDeps {
   logger: Logger;
-  /** Verifies the internal identity header on every route but health and metrics. */
+  /**
+   * Verifies the internal identity header on every route but health and metrics: made for this
+   * service, this request's method and path, within 60 s.
+   */
   internalSecret: string;
   /** The service's own database: `/readyz` answers 200 only while it answers a ping. */
   connection: Connection;
 }
 
 export interface ServiceAppOptions extends ServiceAppDeps {
-  /** The service's name: it labels the metrics. */
-  name: string;
+  /**
+   * The service's name: it labels the metrics, and an identity header is accepted only when made
+   * for this service (its audience).
+   */
+  name: ServiceName;
   /** Mounts the service's own routers; they see `accountIdOf(req)`. */
   routes: (app: Express) => void;
   /**
@@ -44,7 +50,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(healthRouter({ mongo: () => pingMongo(options.connection) }));
   app.get('/metrics', metrics.handler);
   options.publicRoutes?.(app);
-  app.use(requireIdentity(options.internalSecret));
+  app.use(requireIdentity(options.internalSecret, options.name));
   app.use(requireJsonBody, jsonBody());
   options.routes(app);
   app.use(notFoundHandler);

@@ -3,7 +3,7 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { pino } from 'pino';
 import { kafkaEnv } from '../config';
-import { IDENTITY_HEADER, signIdentity } from '../http/identity';
+import { IDENTITY_HEADER, signIdentity, type ServiceName } from '../http/identity';
 import { kafkaConnection } from '../kafka';
 
 /**
@@ -36,11 +36,29 @@ export const TEST_INTERNAL_SECRET = 'test-internal-secret-with-at-least-32-chara
 export const testLogger = (name = 'test') =>
   pino({ name, level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
+/** Who a test request acts for, as the gateway would say it: the account, to which service. */
+export interface TestIdentity {
+  accountId: string;
+  /** The service the request is sent to (the identity's audience). */
+  audience: ServiceName;
+  /** The services' INTERNAL_SECRET: the tests' own unless given. */
+  secret?: string;
+}
+
+/**
+ * The signed identity header for one request, `method url` (an absolute URL: the path and query
+ * are signed as sent). Tests pass `identity` to `requestJson`, which calls this; this is for
+ * requests made otherwise (a raw `fetch`, a load generator).
+ */
 export function identityHeaders(
-  accountId: string,
-  secret = TEST_INTERNAL_SECRET,
+  identity: TestIdentity,
+  method: string,
+  url: string,
 ): Record<string, string> {
-  return { [IDENTITY_HEADER]: signIdentity(accountId, secret) };
+  const { pathname, search } = new URL(url);
+  const target = { aud: identity.audience, method, path: `${pathname}${search}` };
+  const secret = identity.secret ?? TEST_INTERNAL_SECRET;
+  return { [IDENTITY_HEADER]: signIdentity(identity.accountId, target, secret) };
 }
 
 export interface TestServer {
@@ -103,19 +121,31 @@ export interface JsonResponse<T = any> {
   body: T;
 }
 
-/** fetch with a JSON body in and out; the body is null when there is none. */
+/**
+ * fetch with a JSON body in and out; the body is null when there is none. With `identity`, the
+ * request carries the identity header signed for its service, method and path.
+ */
 export async function requestJson<T = any>(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    identity?: TestIdentity;
+  } = {},
 ): Promise<JsonResponse<T>> {
-  const headers: Record<string, string> = { ...init.headers };
+  const method = init.method ?? 'GET';
+  const headers: Record<string, string> = {
+    ...(init.identity && identityHeaders(init.identity, method, url)),
+    ...init.headers,
+  };
   let body: string | undefined;
   if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
   const response = await fetch(url, {
-    method: init.method ?? 'GET',
+    method,
     headers,
     body,
     redirect: 'manual',

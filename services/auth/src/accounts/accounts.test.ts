@@ -1,5 +1,4 @@
-import { IDENTITY_HEADER, signIdentity } from '@platform/shared';
-import { errorBody, identityHeaders, requestJson, useRunning } from '@platform/shared/testing';
+import { errorBody, requestJson, useRunning, type TestIdentity } from '@platform/shared/testing';
 import { postLogin, startAuth, uniqueSubject } from '../test/start-auth';
 
 const auth = useRunning(() => startAuth());
@@ -13,14 +12,16 @@ describe('GET /api/accounts/me', () => {
     return response.body as { id: string; email: string; name: string };
   }
 
-  const getMe = (headers: Record<string, string> = {}) =>
-    requestJson(`${auth().url}/api/accounts/me`, { headers });
+  const getMe = (identity?: Partial<TestIdentity> & { accountId: string }) =>
+    requestJson(`${auth().url}/api/accounts/me`, {
+      identity: identity && { audience: 'auth', ...identity },
+    });
 
   it('returns the account of the identity with exactly id, email, name and createdAt', async () => {
     const account = await buildAccount('grace@example.com', 'Grace Hopper');
     const stored = await auth().accounts.findById(account.id).lean();
 
-    const response = await getMe(identityHeaders(account.id));
+    const response = await getMe({ accountId: account.id });
 
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
@@ -42,18 +43,28 @@ describe('GET /api/accounts/me', () => {
     const account = await buildAccount();
 
     const response = await getMe({
-      [IDENTITY_HEADER]: signIdentity(account.id, 'another-secret-that-is-at-least-32-characters'),
+      accountId: account.id,
+      secret: 'another-secret-that-is-at-least-32-characters',
     });
 
     expect(response.status).toBe(401);
     expect(response.body.error).toBe('UNAUTHORIZED');
   });
 
+  it('answers 401 to an identity made for another service', async () => {
+    const account = await buildAccount();
+
+    const response = await getMe({ accountId: account.id, audience: 'projects' });
+
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
+  });
+
   it.each([
     ['an account that does not exist', 'aaaaaaaaaaaaaaaaaaaaaaaa'],
     ['a malformed account id', 'not-an-object-id'],
   ])('answers 401 to a valid identity for %s', async (_case, accountId) => {
-    const response = await getMe(identityHeaders(accountId));
+    const response = await getMe({ accountId });
 
     expect(response.status).toBe(401);
     expect(response.body).toEqual(errorBody('UNAUTHORIZED'));

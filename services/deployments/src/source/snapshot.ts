@@ -52,6 +52,7 @@ export interface SourceSnapshot extends ServiceSource {
 export function projectsSourceClient(config: { PROJECTS_URL: string; INTERNAL_SECRET: string }) {
   const projects = createInternalClient({
     baseUrl: config.PROJECTS_URL,
+    service: 'projects',
     internalSecret: config.INTERNAL_SECRET,
   });
   return {

@@ -6,7 +6,6 @@ import {
   type DeploymentStatusChangedEvent,
 } from '@platform/shared';
 import {
-  identityHeaders,
   requestJson,
   startTestServer,
   testEnv,
@@ -14,6 +13,7 @@ import {
   uniqueName,
   useRunning,
   waitFor,
+  type TestIdentity,
 } from '@platform/shared/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -344,30 +344,32 @@ export function useHarness(options: HarnessOptions = {}): Harness {
   return new Proxy({} as Harness, { get: (_target, key) => Reflect.get(running(), key) });
 }
 
-/** The deployments endpoints, called as the service's owner unless headers say otherwise. */
+/** The deployments endpoints, called as the service's owner (with any extra headers). */
 export function deploymentsApi(baseUrl: string) {
   const path = (s: OwnedService, suffix = '') =>
     `${baseUrl}/api/projects/${s.projectId}/services/${s.serviceId}/deployments${suffix}`;
-  const as = (s: OwnedService, headers: Record<string, string> = {}) => ({
-    ...identityHeaders(s.accountId),
-    ...headers,
-  });
   return {
     path,
     trigger: (s: OwnedService, body: unknown, headers?: Record<string, string>) =>
-      requestJson(path(s), { method: 'POST', headers: as(s, headers), body }),
+      requestJson(path(s), { method: 'POST', identity: asOwner(s), headers, body }),
     list: (s: OwnedService, query = '', headers?: Record<string, string>) =>
-      requestJson(path(s, query ? `?${query}` : ''), { headers: as(s, headers) }),
+      requestJson(path(s, query ? `?${query}` : ''), { identity: asOwner(s), headers }),
     get: (s: OwnedService, id: string, headers?: Record<string, string>) =>
-      requestJson(path(s, `/${id}`), { headers: as(s, headers) }),
+      requestJson(path(s, `/${id}`), { identity: asOwner(s), headers }),
     cancel: (s: OwnedService, id: string, headers?: Record<string, string>) =>
-      requestJson(path(s, `/${id}/cancel`), { method: 'POST', headers: as(s, headers) }),
+      requestJson(path(s, `/${id}/cancel`), { method: 'POST', identity: asOwner(s), headers }),
     redeploy: (s: OwnedService, id: string, headers?: Record<string, string>) =>
-      requestJson(path(s, `/${id}/redeploy`), { method: 'POST', headers: as(s, headers) }),
+      requestJson(path(s, `/${id}/redeploy`), { method: 'POST', identity: asOwner(s), headers }),
     rollback: (s: OwnedService, id: string, headers?: Record<string, string>) =>
-      requestJson(path(s, `/${id}/rollback`), { method: 'POST', headers: as(s, headers) }),
+      requestJson(path(s, `/${id}/rollback`), { method: 'POST', identity: asOwner(s), headers }),
   };
 }
+
+/** The identity of a service's owner, for a request to the deployments service. */
+export const asOwner = (s: OwnedService): TestIdentity => ({
+  accountId: s.accountId,
+  audience: 'deployments',
+});
 
 let commitCounter = 0;
 

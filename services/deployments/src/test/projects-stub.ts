@@ -1,11 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
-  IDENTITY_HEADER,
   REQUEST_ID_HEADER,
   createSecretBox,
+  identityOfRequest,
   variableSecretContext,
-  verifyIdentity,
 } from '@platform/shared';
 import { startTestServer, TEST_INTERNAL_SECRET } from '@platform/shared/testing';
 import type { ServiceSource, SourceVariable } from '../source/snapshot';
@@ -67,11 +66,8 @@ export async function startProjectsStub() {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    const identity = req.headers[IDENTITY_HEADER];
-    const accountId = verifyIdentity(
-      typeof identity === 'string' ? identity : undefined,
-      TEST_INTERNAL_SECRET,
-    );
+    // Verified as the projects service verifies it: made for projects and for this request.
+    const accountId = identityOfRequest(req, TEST_INTERNAL_SECRET, 'projects');
     const requestId = req.headers[REQUEST_ID_HEADER];
     calls.push({
       path: req.url ?? '',

@@ -1,14 +1,27 @@
 import { request as httpRequest } from 'node:http';
-import { signIdentity, verifyIdentity } from '@platform/shared';
+import express from 'express';
+import mongoose from 'mongoose';
+import {
+  accountIdOf,
+  createServiceApp,
+  signIdentity,
+  verifyIdentity,
+  type ServiceName,
+} from '@platform/shared';
 import {
   TEST_INTERNAL_SECRET,
   errorBody,
   startTestServer,
+  testLogger,
   useRunning,
   waitFor,
+  type TestServer,
 } from '@platform/shared/testing';
+import { LOGIN_PATH } from '../login/auth-login';
 import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
-import { STUB_ACCOUNT, STUB_PATHS, type StubService } from '../test/stubs';
+import { STUB_ACCOUNT, STUB_PATHS, stubLogin, type StubService } from '../test/stubs';
+
+const LIST_PROJECTS = { aud: 'projects', method: 'GET', path: '/api/projects' } as const;
 
 describe('proxying /api to the services', () => {
   const gateway = useRunning(() =>
@@ -73,15 +86,19 @@ describe('proxying /api to the services', () => {
     ).toEqual([]);
     expect(headers.cookie).toBeUndefined();
     expect(headers['x-request-id']).toBe('trace-me-1');
-    expect(verifyIdentity(headers['x-platform-identity'] as string, TEST_INTERNAL_SECRET)).toBe(
-      STUB_ACCOUNT.id,
-    );
+    expect(
+      verifyIdentity(headers['x-platform-identity'] as string, TEST_INTERNAL_SECRET, LIST_PROJECTS),
+    ).toBe(STUB_ACCOUNT.id);
   });
 
   it('ignores an identity the client signed itself for another account', async () => {
     const { received } = await through(gateway().stubs.projects, '/api/projects', {
       headers: {
-        'x-platform-identity': signIdentity('65f0000000000000000000ff', TEST_INTERNAL_SECRET),
+        'x-platform-identity': signIdentity(
+          '65f0000000000000000000ff',
+          LIST_PROJECTS,
+          TEST_INTERNAL_SECRET,
+        ),
       },
     });
 
@@ -235,7 +252,7 @@ describe('requests in flight to a service', () => {
   it('are at most UPSTREAM_CONCURRENCY; the others wait their turn and arrive whole, signed', async () => {
     let inFlight = 0;
     let most = 0;
-    const received: { identity: unknown; cookie: unknown; body: string }[] = [];
+    const received: { method: string; identity: unknown; cookie: unknown; body: string }[] = [];
     const slow = await startTestServer((req, res) => {
       inFlight++;
       most = Math.max(most, inFlight);
@@ -243,6 +260,7 @@ describe('requests in flight to a service', () => {
       req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       req.on('end', () => {
         received.push({
+          method: req.method!,
           identity: req.headers['x-platform-identity'],
           cookie: req.headers.cookie,
           body,
@@ -279,7 +297,10 @@ describe('requests in flight to a service', () => {
         '{"name":"project 5"}',
       ]);
       for (const r of received) {
-        expect(verifyIdentity(String(r.identity), TEST_INTERNAL_SECRET)).toBe(STUB_ACCOUNT.id);
+        const target = { ...LIST_PROJECTS, method: r.method };
+        expect(verifyIdentity(String(r.identity), TEST_INTERNAL_SECRET, target)).toBe(
+          STUB_ACCOUNT.id,
+        );
         expect(r.cookie).toBeUndefined();
       }
     } finally {
@@ -325,6 +346,128 @@ describe('a request that asks to wait (?wait=N)', () => {
     } finally {
       await gateway.close();
       await service.close();
+    }
+  });
+});
+
+describe("the signed identity, as the services' own verification takes it", () => {
+  /**
+   * A service app as every service builds it (`createServiceApp`, so `requireIdentity`) named
+   * `name`, answering who it was asked by and what; auth's also logs in like the stub.
+   */
+  const serviceApp = (name: ServiceName) =>
+    startTestServer(
+      createServiceApp({
+        name,
+        logger: testLogger(),
+        // Readiness is not under test here: a connection never opened will do.
+        connection: mongoose.createConnection(),
+        internalSecret: TEST_INTERNAL_SECRET,
+        publicRoutes: (app) => {
+          if (name === 'auth') app.post(LOGIN_PATH, express.text({ type: () => true }), stubLogin);
+        },
+        routes: (app) => {
+          app.use((req, res) => {
+            res.json({
+              service: name,
+              accountId: accountIdOf(req),
+              method: req.method,
+              path: req.originalUrl,
+            });
+          });
+        },
+      }),
+    );
+  const NAMES: ServiceName[] = ['auth', 'projects', 'deployments', 'webhooks'];
+  const services = useRunning(async () => {
+    const apps = Object.fromEntries(
+      await Promise.all(NAMES.map(async (name) => [name, await serviceApp(name)] as const)),
+    ) as Record<ServiceName, TestServer>;
+    return {
+      apps,
+      close: () => Promise.all(NAMES.map((name) => apps[name].close())).then(() => undefined),
+    };
+  });
+  /** A gateway whose routes lead to the service apps (`wiring` names which app serves which). */
+  const gatewayTo = async (wiring: Record<ServiceName, ServiceName>) => {
+    const url = (name: ServiceName) => services().apps[wiring[name]].url;
+    const gateway = await startGateway({
+      AUTH_URL: url('auth'),
+      PROJECTS_URL: url('projects'),
+      DEPLOYMENTS_URL: url('deployments'),
+      WEBHOOKS_URL: url('webhooks'),
+    });
+    return { gateway, session: await gateway.logIn() };
+  };
+
+  describe('routed to the right services', () => {
+    const running = useRunning(async () => {
+      const { gateway, session } = await gatewayTo({
+        auth: 'auth',
+        projects: 'projects',
+        deployments: 'deployments',
+        webhooks: 'webhooks',
+      });
+      return { gateway, session, close: () => gateway.close() };
+    });
+
+    it.each([
+      ['GET', '/api/accounts/me', 'auth'],
+      ['GET', '/api/projects?limit=2&cursor=abc', 'projects'],
+      ['DELETE', '/api/projects/p1', 'projects'],
+      ['POST', '/api/projects/p1/services/s1/deployments', 'deployments'],
+      ['GET', '/api/projects/p1/services/s1/deployments/d1?wait=1', 'deployments'],
+      ['PATCH', '/api/projects/p1/webhooks/w1', 'webhooks'],
+    ] as const)("%s %s is accepted by %s as the session's account", async (method, path, name) => {
+      const { gateway, session } = running();
+
+      const response = await gateway.request(path, {
+        method,
+        cookie: session.cookie,
+        body: method === 'POST' || method === 'PATCH' ? {} : undefined,
+      });
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ service: name, accountId: STUB_ACCOUNT.id, method, path });
+    });
+
+    it('signs the path as the service receives it when the proxy rewrites it', async () => {
+      const { gateway, session } = running();
+
+      const response = await gateway.request('/api/projects//p1?x=1', { cookie: session.cookie });
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        accountId: STUB_ACCOUNT.id,
+        path: '/api/projects/p1?x=1',
+      });
+    });
+  });
+
+  it('is refused by a service it was not made for (a route wired to another service)', async () => {
+    // deployments' and webhooks' routes lead to projects and deployments: what they receive
+    // was signed for deployments and webhooks.
+    const { gateway, session } = await gatewayTo({
+      auth: 'auth',
+      projects: 'projects',
+      deployments: 'projects',
+      webhooks: 'deployments',
+    });
+    try {
+      const toDeployments = await gateway.request('/api/projects/p1/services/s1/deployments', {
+        cookie: session.cookie,
+      });
+      const toWebhooks = await gateway.request('/api/projects/p1/webhooks', {
+        cookie: session.cookie,
+      });
+      const toProjects = await gateway.request('/api/projects/p1', { cookie: session.cookie });
+
+      expect(toDeployments.status).toBe(401);
+      expect(toDeployments.body).toEqual(errorBody('UNAUTHORIZED'));
+      expect(toWebhooks.status).toBe(401);
+      expect(toProjects.status).toBe(200);
+    } finally {
+      await gateway.close();
     }
   });
 });

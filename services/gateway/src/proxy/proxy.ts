@@ -33,13 +33,16 @@ function isClientOnlyHeader(name: string): boolean {
 
 /**
  * What a service receives: the client's request minus its cookies, forwarding claims and any
- * identity it made up; plus the signed identity of the session's account and the request id.
+ * identity it made up; plus the identity of the session's account, signed for the upstream and
+ * for the method and path as sent (`proxyReq.path`: what the service reads as `req.originalUrl`,
+ * after any rewriting by the proxy, e.g. `//` collapsed), and the request id.
  */
 function prepareUpstreamRequest(proxyReq: ClientRequest, req: Request, secret: string): void {
   for (const name of proxyReq.getHeaderNames()) {
     if (isClientOnlyHeader(name)) proxyReq.removeHeader(name);
   }
-  proxyReq.setHeader(IDENTITY_HEADER, signIdentity(req.accountId!, secret));
+  const target = { aud: upstreamFor(req.path)!, method: proxyReq.method, path: proxyReq.path };
+  proxyReq.setHeader(IDENTITY_HEADER, signIdentity(req.accountId!, target, secret));
   proxyReq.setHeader(REQUEST_ID_HEADER, String(req.headers[REQUEST_ID_HEADER]));
   if (req.body !== undefined) {
     // The gateway parsed (and size-checked) the JSON body: send it again, with its new length.

@@ -1,4 +1,7 @@
-export type Upstream = 'auth' | 'projects' | 'deployments' | 'webhooks';
+import type { ServiceName } from '@platform/shared';
+
+/** The service a path goes to: the audience its identity header is signed for. */
+export type Upstream = ServiceName;
 
 // docs/architecture.md, "Routing at the gateway": the first match wins, so the deeper project
 // paths come before /api/projects. Paths are forwarded unchanged.

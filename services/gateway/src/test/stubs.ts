@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type Request, type Response } from 'express';
-import { CSRF_COOKIE, IDENTITY_HEADER, readCookie, verifyIdentity } from '@platform/shared';
+import { CSRF_COOKIE, identityOfRequest, readCookie, type ServiceName } from '@platform/shared';
 import { TEST_INTERNAL_SECRET, startTestServer, type TestServer } from '@platform/shared/testing';
 
 export interface ReceivedRequest {
@@ -8,12 +8,15 @@ export interface ReceivedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
-  /** The account of the identity header, verified as a service would; null when invalid. */
+  /**
+   * The account of the identity header, verified as the service this stub stands for verifies
+   * it (made for it, for this method and path); null when refused.
+   */
   accountId: string | null;
 }
 
 export interface StubService {
-  name: string;
+  name: ServiceName;
   url: string;
   received: ReceivedRequest[];
   close(): Promise<void>;
@@ -32,8 +35,11 @@ export const STUB_PATHS = {
   hang: '/api/projects/stub-hang',
 };
 
-/** Answers like auth's login callback: a known credential and a matching CSRF cookie pass. */
-function stubLogin(req: Request, res: Response) {
+/**
+ * Answers like auth's login callback: a known credential and a matching CSRF cookie pass. The
+ * body is read as text (`express.text`).
+ */
+export function stubLogin(req: Request, res: Response) {
   const body = JSON.parse(req.body as string) as { credential?: string; csrfToken?: string };
   if (!body.csrfToken || body.csrfToken !== readCookie(req.headers.cookie, CSRF_COOKIE)) {
     res.status(403).json({ error: 'CSRF_FAILED', message: 'The CSRF token does not match.' });
@@ -48,7 +54,7 @@ function stubLogin(req: Request, res: Response) {
   res.json(STUB_ACCOUNT);
 }
 
-function stubApp(name: string, received: ReceivedRequest[]): Express {
+function stubApp(name: ServiceName, received: ReceivedRequest[]): Express {
   const app = express();
   app.use(express.text({ type: () => true, limit: '1mb' }));
   app.use((req, _res, next) => {
@@ -57,7 +63,7 @@ function stubApp(name: string, received: ReceivedRequest[]): Express {
       path: req.originalUrl,
       headers: req.headers,
       body: typeof req.body === 'string' ? req.body : '',
-      accountId: verifyIdentity(req.get(IDENTITY_HEADER), TEST_INTERNAL_SECRET),
+      accountId: identityOfRequest(req, TEST_INTERNAL_SECRET, name),
     });
     next();
   });
@@ -75,7 +81,7 @@ function stubApp(name: string, received: ReceivedRequest[]): Express {
 }
 
 /** A stand-in for one backend service that records every request it gets. */
-export async function startStubService(name: string): Promise<StubService> {
+export async function startStubService(name: ServiceName): Promise<StubService> {
   const received: ReceivedRequest[] = [];
   const server: TestServer = await startTestServer(stubApp(name, received));
   return { name, url: server.url, received, close: () => server.close() };

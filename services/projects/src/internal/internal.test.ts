@@ -33,6 +33,7 @@ describe('GET /internal/projects/:projectId', () => {
     const project = await buildProject(client);
     const internal = createInternalClient({
       baseUrl: app().url,
+      service: 'projects',
       internalSecret: TEST_INTERNAL_SECRET,
     });
 

@@ -1,15 +1,14 @@
-import {
-  identityHeaders,
-  requestJson,
-  uniqueName,
-  type JsonResponse,
-} from '@platform/shared/testing';
+import { requestJson, uniqueName, type JsonResponse } from '@platform/shared/testing';
 import type { ServiceSettings } from '../services/services.model';
 
 /** Calls the service over HTTP as one account, as the gateway would. */
 export function apiClient(baseUrl: string, accountId = uniqueName('account')) {
   const send = (method: string, path: string, body?: unknown): Promise<JsonResponse> =>
-    requestJson(`${baseUrl}${path}`, { method, headers: identityHeaders(accountId), body });
+    requestJson(`${baseUrl}${path}`, {
+      method,
+      identity: { accountId, audience: 'projects' },
+      body,
+    });
   return {
     accountId,
     get: (path: string) => send('GET', path),

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { IDENTITY_HEADER, verifyIdentity } from '@platform/shared';
+import { identityOfRequest } from '@platform/shared';
 import { TEST_INTERNAL_SECRET, startTestServer } from '@platform/shared/testing';
 
 /**
  * The projects service's internal endpoint as webhooks sees it, over real HTTP: a project is
  * found only by its owner (`{ accountId, projectId }`, as the real one answers), and a request
- * without a valid identity is 401.
+ * without a valid identity made for projects and this request is 401.
  */
 export interface ProjectsStub {
   url: string;
@@ -19,11 +19,8 @@ export async function startProjectsStub(): Promise<ProjectsStub> {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
-    const header = req.headers[IDENTITY_HEADER];
-    const accountId = verifyIdentity(
-      typeof header === 'string' ? header : undefined,
-      TEST_INTERNAL_SECRET,
-    );
+    // Verified as the projects service verifies it: made for projects and for this request.
+    const accountId = identityOfRequest(req, TEST_INTERNAL_SECRET, 'projects');
     if (!accountId) return send(401, { error: 'UNAUTHORIZED', message: 'Login is required.' });
     const projectId = /^\/internal\/projects\/([^/]+)$/.exec(req.url ?? '')?.[1];
     if (req.method !== 'GET' || !projectId || owners.get(projectId) !== accountId) {

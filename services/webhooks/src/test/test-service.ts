@@ -13,7 +13,6 @@ import {
   type ProjectDeletedEvent,
 } from '@platform/shared';
 import {
-  identityHeaders,
   requestJson,
   startTestServer,
   testEnv,
@@ -161,7 +160,11 @@ export function useTestBed() {
 /** Calls the service's API as `accountId`, the way the gateway forwards a request. */
 export function apiClient(baseUrl: string, accountId: string) {
   const call = (method: string, path: string, body?: unknown) =>
-    requestJson(`${baseUrl}${path}`, { method, headers: identityHeaders(accountId), body });
+    requestJson(`${baseUrl}${path}`, {
+      method,
+      identity: { accountId, audience: 'webhooks' },
+      body,
+    });
   return {
     get: (path: string) => call('GET', path),
     post: (path: string, body?: unknown) => call('POST', path, body),

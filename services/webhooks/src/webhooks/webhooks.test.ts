@@ -1,9 +1,4 @@
-import {
-  identityHeaders,
-  requestJson,
-  startTestServer,
-  uniqueName,
-} from '@platform/shared/testing';
+import { requestJson, startTestServer, uniqueName } from '@platform/shared/testing';
 import { fakeDns } from '../test/fake-dns';
 import { apiClient, newId, useTestBed, type TestService } from '../test/test-service';
 import { MAX_WEBHOOKS_PER_PROJECT } from './webhooks.service';
@@ -118,7 +113,8 @@ describe('POST /api/projects/:projectId/webhooks', () => {
 
     const res = await requestJson(`${service.url}${p.base}`, {
       method: 'POST',
-      headers: { ...identityHeaders(p.accountId), 'content-type': 'text/plain' },
+      identity: { accountId: p.accountId, audience: 'webhooks' },
+      headers: { 'content-type': 'text/plain' },
       body: `url=${PUBLIC_URL}`,
     });
 
