@@ -21,6 +21,7 @@ import { StatusWatch } from './deployments/status-watch';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { createModels } from './models';
 import { BuildStore } from './builds/build-store';
+import { LiveLogs } from './pipeline/live-logs';
 import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
 import { supervisorEnvOf } from './runtime/local/supervisor.config';
@@ -112,6 +113,21 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     runAtStart: true,
     run: () => idempotencyKeys.pruneExpired(),
   });
+  if (local) {
+    const liveLogs = new LiveLogs({
+      models,
+      runtime: local.runtime,
+      snapshots,
+      secretBox: local.secretBox,
+      logLimitBytes: config.LOG_LIMIT_BYTES,
+      logger,
+    });
+    scheduler.every({
+      name: 'deployed apps’ output',
+      everyMs: config.RUNTIME_LOG_POLL_INTERVAL,
+      run: () => liveLogs.poll(),
+    });
+  }
   lifecycle.onShutdown('housekeeping', () => scheduler.stop());
 
   if (worker) {
@@ -163,12 +179,13 @@ export async function openLocalSteps(
     { isolated: sandbox.isolated, supervisor: await runtime.ping() },
     'sandbox and local runtime ready',
   );
+  const secretBox = createSecretBox(config);
   const steps = new LocalSteps({
     snapshots: parts.snapshots,
     builds: parts.builds,
     sandbox,
     runtime,
-    secretBox: createSecretBox(config),
+    secretBox,
     async liveBuildOf(serviceId) {
       const live = await parts.repository.latestDeployed(serviceId);
       if (!live) return null;
@@ -185,7 +202,7 @@ export async function openLocalSteps(
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
   });
-  return { steps, runtime, sandbox };
+  return { steps, runtime, sandbox, secretBox };
 }
 
 /**

@@ -90,6 +90,8 @@ export interface DeploymentLogsDoc {
   logs: string;
   /** The claim (the deployment's `attempts`) that wrote `logs` last; an earlier one may not. */
   attempt: number;
+  /** A deployed app's release, and how much of its log `logs` holds (LiveLogs goes on from there). */
+  release: { id: string; offset: number } | null;
 }
 
 const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
@@ -98,11 +100,17 @@ const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
     ...ownerFields,
     logs: { type: String, default: '' },
     attempt: { type: Number, default: 0 },
+    release: {
+      type: new Schema({ id: String, offset: Number }, { _id: false }),
+      default: null,
+    },
   },
   { versionKey: false },
 );
 // project.deleted and service.deleted remove their logs.
 deploymentLogsSchema.index({ projectId: 1, serviceId: 1 });
+// LiveLogs finds the log a running app's output goes on in.
+deploymentLogsSchema.index({ 'release.id': 1 });
 
 export const deploymentLogsModel = defineModel<DeploymentLogsDoc>(
   'DeploymentLogs',

@@ -311,3 +311,34 @@ describe('a deleted service', () => {
     });
   });
 });
+
+describe('a deployed app', () => {
+  it('goes on writing into its deployment’s log: what it prints, a crash and the restart', async () => {
+    const crashing = await h.appRepository.commit({
+      crashAfterSeconds: 1,
+      printVariables: ['API_TOKEN'],
+    });
+    const secret = `token-${Date.now()}`;
+    const { service, id } = await h.newDeployment(
+      { commitHash: crashing.hash },
+      { variables: [{ name: 'API_TOKEN', value: secret, secret: true }] },
+    );
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    const after = await h.waitForLogs(service, id, 'restarting in');
+
+    expect(after.logs).toContain('crashing on purpose');
+    // Printed again by the restarted app, after the deployment was DEPLOYED: masked too.
+    expect(after.logs.indexOf('==> deploy step finished')).toBeLessThan(
+      after.logs.indexOf('crashing on purpose'),
+    );
+    expect(after.logs).not.toContain(secret);
+    const restarted = await h.waitForDeployment(
+      service,
+      id,
+      'the restarted app printing again',
+      (d) => d.logs.split(`API_TOKEN=${MASK}`).length > 3,
+    );
+    expect(restarted.status).toBe('DEPLOYED');
+  });
+});

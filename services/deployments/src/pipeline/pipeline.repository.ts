@@ -175,10 +175,20 @@ export class PipelineRepository {
    * Writes the output so far; false when the deployment is gone, or a later claim has written
    * its own (a worker that lost its lease never overwrites the output of the one that has it).
    */
-  async writeLogs(lease: Lease, logs: string): Promise<boolean> {
+  async writeLogs(
+    lease: Lease,
+    logs: string,
+    release?: { releaseId: string; offset: number },
+  ): Promise<boolean> {
     const result = await this.models.logs.updateOne(
       { _id: lease.deploymentId, attempt: { $lte: lease.attempt } },
-      { $set: { logs, attempt: lease.attempt } },
+      {
+        $set: {
+          logs,
+          attempt: lease.attempt,
+          ...(release && { release: { id: release.releaseId, offset: release.offset } }),
+        },
+      },
     );
     return result.matchedCount === 1;
   }

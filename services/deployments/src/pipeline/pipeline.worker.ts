@@ -6,7 +6,7 @@ import type { DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 import { LogBuffer } from './log-buffer';
 import { PipelineRepository, type Claim, type Lease, type LeaseState } from './pipeline.repository';
-import type { DeploymentSteps, StepOutcome } from './steps';
+import type { DeploymentSteps, ReleaseLog, StepOutcome } from './steps';
 
 export interface PipelineWorkerOptions {
   models: Models;
@@ -168,6 +168,8 @@ class DeploymentRun {
   private step?: AbortController;
   private interruption?: Interruption;
   private wakeHeartbeat?: () => void;
+  /** Where the deployed app's log goes on: written with the last of the deployment's own. */
+  private releaseLog?: ReleaseLog;
 
   constructor(
     private deployment: Deployment,
@@ -243,6 +245,7 @@ class DeploymentRun {
     }
     if (result.ok) {
       this.log.line(`==> ${step} step finished in ${seconds(Date.now() - started)}`);
+      this.releaseLog = result.releaseLog;
       return true;
     }
     await this.fail(result.reason);
@@ -286,7 +289,7 @@ class DeploymentRun {
   /** Writes the output so far; false when the deployment is gone (or another claim has it). */
   private async saveLogs(): Promise<boolean> {
     const snapshot = this.log.snapshot();
-    const saved = await this.context.pipeline.writeLogs(this.lease, snapshot.text);
+    const saved = await this.context.pipeline.writeLogs(this.lease, snapshot.text, this.releaseLog);
     if (saved) this.log.written(snapshot);
     return saved;
   }

@@ -21,8 +21,17 @@ export interface StepContext {
   signal: AbortSignal;
 }
 
-/** A step's end: done, or failed with the line the log ends with. */
-export type StepOutcome = { ok: true } | { ok: false; reason: string };
+/** Where a deployed app's log goes on: its release, and how much of it the deployment has. */
+export interface ReleaseLog {
+  releaseId: string;
+  offset: number;
+}
+
+/**
+ * A step's end: done (a deploy says where its app's log goes on, for LiveLogs), or failed with
+ * the line the log ends with.
+ */
+export type StepOutcome = { ok: true; releaseLog?: ReleaseLog } | { ok: false; reason: string };
 
 /** BUILDING and DEPLOYING: what the pipeline worker runs for each (contracts.md). */
 export interface DeploymentSteps {
@@ -165,12 +174,14 @@ export class LocalSteps implements DeploymentSteps {
       }
       signal.removeEventListener('abort', stopOnAbort);
       const { previous } = await runtime.promote(releaseId);
+      const offset = await following.stop();
+      context.output(mask.flush());
       context.line(
         previous
           ? `==> the service's URL now serves this deployment; the previous one (${previous}) is stopped`
           : `==> the service's URL now serves this deployment`,
       );
-      return { ok: true };
+      return { ok: true, releaseLog: { releaseId, offset } };
     } finally {
       signal.removeEventListener('abort', stopOnAbort);
       await following.stop();
@@ -256,13 +267,15 @@ export class LocalSteps implements DeploymentSteps {
       }
     })();
     return {
-      /** Stops following once what was written so far has been read. */
-      async stop() {
-        if (!running) return loop;
-        running = false;
-        wake?.();
-        await loop;
+      /** Stops following once what was written so far has been read; resolves with the offset. */
+      async stop(): Promise<number> {
+        if (running) {
+          running = false;
+          wake?.();
+          await loop;
+        }
         await readMore().catch(() => undefined);
+        return offset;
       },
     };
   }
