@@ -9,6 +9,7 @@ import {
   watchEvents,
   startOutboxRelay,
   writeWithoutRelay,
+  type Logger,
   type OutboxWriter,
   type Runtime,
 } from '@platform/shared';
@@ -19,9 +20,11 @@ import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
 import { StatusWatch } from './deployments/status-watch';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
-import { createModels } from './models';
+import { createModels, type Models } from './models';
 import { BuildStore } from './builds/build-store';
+import type { DeploymentLogsDoc } from './deployments/deployments.model';
 import { LiveLogs } from './pipeline/live-logs';
+import { LogBuffer } from './pipeline/log-buffer';
 import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
 import { supervisorEnvOf } from './runtime/local/supervisor.config';
@@ -114,6 +117,11 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     run: () => idempotencyKeys.pruneExpired(),
   });
   if (local) {
+    // In the background: a restored app may take its health check's time to answer.
+    void restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES).catch(
+      (err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'could not look for apps to restore'),
+    );
     const liveLogs = new LiveLogs({
       models,
       runtime: local.runtime,
@@ -145,6 +153,8 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   });
   return {
     app,
+    restoreLiveApps: () =>
+      local && restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES),
     connection,
     models,
     kafka,
@@ -221,4 +231,46 @@ export function createPipelineWorker(
     heartbeatMs: config.PIPELINE_HEARTBEAT,
     pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
   });
+}
+
+/**
+ * Re-adoption at start: the supervisor outlives this service, so its apps are usually still
+ * serving; when it did not (the machine restarted), each service's live deployment (its last
+ * DEPLOYED one) is started again from its kept build, and its log says so.
+ */
+export async function restoreLiveApps(
+  repository: DeploymentsRepository,
+  models: Models,
+  steps: LocalSteps,
+  logger: Logger,
+  logLimitBytes: number,
+): Promise<void> {
+  const serviceIds = (await models.deployments.distinct('serviceId', { status: 'DEPLOYED' })).map(
+    String,
+  );
+  for (const serviceId of serviceIds) {
+    const live = await repository.latestDeployed(serviceId);
+    if (!live) continue;
+    try {
+      const releaseLog = await steps.restore(live, (reason) =>
+        logger.warn({ deploymentId: live.id, reason }, 'could not restore a deployed app'),
+      );
+      if (!releaseLog) continue;
+      const doc = await models.logs.findById(live.id, { logs: 1 }).lean<DeploymentLogsDoc>();
+      const log = new LogBuffer(logLimitBytes, doc?.logs ?? '');
+      log.line('==> the runtime had stopped: this deployment was started again from its build');
+      await models.logs.updateOne(
+        { _id: live.id },
+        {
+          $set: {
+            logs: log.toString(),
+            release: { id: releaseLog.releaseId, offset: releaseLog.offset },
+          },
+        },
+      );
+      logger.info({ deploymentId: live.id, serviceId }, 'restored a deployed app from its build');
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, deploymentId: live.id }, 'restoring failed');
+    }
+  }
 }

@@ -5,6 +5,9 @@ import { TEST_INTERNAL_SECRET, waitFor } from '@platform/shared/testing';
 import type { DeploymentStatus } from '../deployments/status';
 import { useHarness, type Harness } from '../test/harness';
 import type { OwnedService } from '../test/projects-stub';
+import { connectLocalRuntime } from '../runtime/local/client';
+import { supervisorEnvOf } from '../runtime/local/supervisor.config';
+import { stopSupervisor } from '../runtime/local/testing';
 import { MASK } from './secret-mask';
 
 // The real pipeline: git fetches from the fixture repository, builds run in the sandbox, apps in
@@ -340,5 +343,36 @@ describe('a deployed app', () => {
       (d) => d.logs.split(`API_TOKEN=${MASK}`).length > 3,
     );
     expect(restarted.status).toBe('DEPLOYED');
+  });
+});
+
+describe('when the runtime itself stopped (the machine restarted)', () => {
+  const own = useHarness({ pipeline: {} });
+
+  it('starts each service’s live deployment again from its kept build, and its log says so', async () => {
+    const { service, id } = await own.newDeployment();
+    await own.waitForStatus(service, id, 'DEPLOYED', SLOW);
+    const before = JSON.parse((await own.app(service)).body) as AppAnswer;
+    await stopSupervisor(own.runtime!);
+    await expect(own.app(service)).rejects.toThrow(/ECONNREFUSED/);
+
+    await connectLocalRuntime({
+      runtimeDir: own.config.RUNTIME_DIR,
+      routerPort: own.config.RUNTIME_ROUTER_PORT,
+      env: supervisorEnvOf(own.config),
+    });
+    await own.restoreLiveApps();
+
+    const after = JSON.parse((await own.app(service)).body) as AppAnswer;
+    expect(after).toEqual(before);
+    const logs = await own.waitForDeployment(
+      service,
+      id,
+      'the restored app’s start in its log',
+      (d) => d.logs.split('==> healthy').length === 3,
+    );
+    expect(logs.logs).toContain(
+      '==> the runtime had stopped: this deployment was started again from its build',
+    );
   });
 });

@@ -188,6 +188,41 @@ export class LocalSteps implements DeploymentSteps {
     }
   }
 
+  /**
+   * Starts a DEPLOYED deployment's app again from its kept build, when the runtime runs nothing
+   * for its service (the supervisor and its apps stopped: a reboot). Resolves with where the
+   * app's log goes on, or null when its service already runs something or it cannot be restored
+   * (its build is gone, it does not become healthy: said in `why`).
+   */
+  async restore(d: Deployment, why: (reason: string) => void): Promise<ReleaseLog | null> {
+    const { runtime } = this.options;
+    const running = await runtime.list();
+    if (running.some((r) => r.serviceId === d.serviceId && r.live)) return null;
+    const source = await this.sourceOf(d);
+    const build = source && (await this.options.builds.find(refOf(d, source.buildOf ?? d.id)));
+    if (!source?.startCommand || !build) {
+      why('its build is no longer kept');
+      return null;
+    }
+    const releaseId = `${d.id}-restored-${Date.now().toString(36)}`;
+    const started = await runtime.start({
+      serviceId: d.serviceId,
+      releaseId,
+      workspace: build.workspace,
+      rootDirectory: source.rootDirectory,
+      command: source.startCommand,
+      env: this.environmentOf(d, source),
+      healthCheckPath: source.healthCheckPath,
+      healthTimeoutMs: this.options.healthTimeoutMs,
+    });
+    if (started.state !== 'ready') {
+      why(started.failure ?? `it did not become healthy (${started.state})`);
+      return null;
+    }
+    await runtime.promote(releaseId);
+    return { releaseId, offset: 0 };
+  }
+
   /** The deployment's environment: PLATFORM_*, a minimal PATH and HOME, and its variables. */
   private environmentOf(d: Deployment, source: SourceSnapshot): Record<string, string> {
     const env: Record<string, string> = {
