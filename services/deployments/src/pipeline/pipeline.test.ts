@@ -1,6 +1,7 @@
 import { waitFor } from '@platform/shared/testing';
 import { NO_LEASE } from '../deployments/deployments.model';
-import { useHarness } from '../test/harness';
+import { newCommitHash, useHarness } from '../test/harness';
+import { buildService } from '../test/projects-stub';
 import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
 import { TRIMMED_MARKER } from './log-buffer';
 
@@ -277,6 +278,34 @@ describe('the pipeline', () => {
         const done = await h.waitForStatus(c.service, c.id, 'DEPLOYED');
         expect(done.logs).toContain(`built ${c.created.commitHash}`);
       }
+    });
+  });
+
+  it('shares its capacity between accounts: one with a single deployment waits for at most one of another’s many', async () => {
+    await h.withWorker({ TEST_BUILD: 'sleep 0.3', PIPELINE_CONCURRENCY: '1' }, async () => {
+      const busy = buildService();
+      const queued = [];
+      for (let i = 0; i < 4; i++) {
+        const service = h.projects.addService(buildService({ accountId: busy.accountId }));
+        const res = await h.api.trigger(service, { commitHash: newCommitHash() });
+        queued.push({ service, id: res.body.id as string });
+      }
+      // The busy account's first deployment runs; the rest of its queue waits, older than this.
+      await waitFor(async () => (await h.lease(queued[0]!.id)).leaseOwner !== null, {
+        what: 'the first deployment to be claimed',
+      });
+      const lone = h.projects.addService();
+      const loneId = (await h.api.trigger(lone, { commitHash: newCommitHash() })).body.id as string;
+
+      for (const q of queued) await h.waitForStatus(q.service, q.id, 'DEPLOYED');
+      await h.waitForStatus(lone, loneId, 'DEPLOYED');
+
+      const claimedAt = async (id: string) => (await h.document(id))!.claimedAt!.getTime();
+      const loneClaim = await claimedAt(loneId);
+      const busyBefore = [];
+      for (const q of queued) if ((await claimedAt(q.id)) < loneClaim) busyBefore.push(q.id);
+      // In order of arrival the lone one would wait for all four.
+      expect(busyBefore).toEqual([queued[0]!.id]);
     });
   });
 });
