@@ -13,9 +13,16 @@
 #   PORT           the port the process listens on (EXPOSE, documentation only; the process reads
 #                  PORT or GATEWAY_PORT from its environment)
 #   RUNTIME_FILES  files or directories of the workspace, besides dist/, that it reads at run time,
-#                  separated by spaces (gateway: openapi.json; deployments: pipeline)
+#                  separated by spaces (gateway: openapi.json)
 #   INIT           `tini` runs the process under tini as PID 1, which reaps the orphans of the
-#                  process groups the deployments pipeline starts; default `none`
+#                  processes the deployments service starts (git, the sandbox, the local runtime's
+#                  supervisor); default `none`
+#   PACKAGES       Debian packages the process runs besides node, separated by spaces, installed
+#                  with apt-get (deployments: git, which fetches the services' commits; bubblewrap,
+#                  the sandbox of builds and apps; ca-certificates for https repositories)
+#   DATA_DIRS      absolute directories the process writes to, separated by spaces, made in the
+#                  image and owned by `node`, so that a named volume mounted there starts out
+#                  writable by it (deployments: its BUILDS_DIR and RUNTIME_DIR)
 #
 # The image runs `node dist/main.js` in /app/<WORKSPACE> as the user `node`, NODE_ENV=production,
 # with the workspace's production dependencies only. dev-idp refuses NODE_ENV=production: its
@@ -72,6 +79,14 @@ RUN apt-get update \
 ENTRYPOINT ["/usr/bin/tini", "--"]
 
 FROM init-${INIT} AS runtime
+ARG PACKAGES=""
+RUN if [ -n "$PACKAGES" ]; then \
+    apt-get update \
+    && apt-get install -y --no-install-recommends $PACKAGES \
+    && rm -rf /var/lib/apt/lists/*; \
+  fi
+ARG DATA_DIRS=""
+RUN for dir in $DATA_DIRS; do install -d -o node -g node "$dir" || exit 1; done
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=manifests /manifests/ ./

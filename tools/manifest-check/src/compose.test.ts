@@ -140,6 +140,39 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('keeps deployments’ builds and runtime directory in named volumes, and lets the gateway reach its router', () => {
+    const deployments = services.deployments;
+    for (const setting of ['BUILDS_DIR', 'RUNTIME_DIR']) {
+      const target = deployments.environment[setting];
+      const volume = deployments.volumes.find((v: any) => v.target === target);
+      expect([setting, target, volume?.type]).toEqual([
+        setting,
+        expect.stringMatching(/^\//),
+        'volume',
+      ]);
+      expect(Object.keys(compose.project!.volumes ?? {})).toContain(volume.source);
+    }
+    // Apps answer at http://<serviceId>.localhost:8080: the gateway forwards them to the router.
+    const routerPort = deployments.environment.RUNTIME_ROUTER_PORT ?? '4020';
+    expect(services.gateway.environment.RUNTIME_ROUTER_URL).toBe(
+      `http://deployments:${routerPort}`,
+    );
+    expect(services.projects.environment.APPS_URL_TEMPLATE).toBe(
+      'http://{serviceId}.localhost:8080',
+    );
+  });
+
+  it('gives deployments the ENCRYPTION_KEY projects seals with, and a sandbox by default', () => {
+    expect(services.deployments.environment.ENCRYPTION_KEY).toBe(
+      services.projects.environment.ENCRYPTION_KEY,
+    );
+    const variables = new Map(compose.variables.map((v) => [v.name, v]));
+    expect(variables.get('ENCRYPTION_KEY')?.hasDefault).toBe(true);
+    // Never without isolation unless asked for (SANDBOX=none and ALLOW_UNSANDBOXED=true).
+    expect(services.deployments.environment.SANDBOX ?? 'bubblewrap').toBe('bubblewrap');
+    expect(services.deployments.environment.ALLOW_UNSANDBOXED ?? 'false').toBe('false');
+  });
+
   it('takes every secret from the environment, with a development default', () => {
     const variables = new Map(compose.variables.map((v) => [v.name, v]));
     for (const name of ['INTERNAL_SECRET', 'SESSION_SECRET', 'GOOGLE_CLIENT_ID']) {

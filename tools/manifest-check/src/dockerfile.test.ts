@@ -126,9 +126,33 @@ describe('the Dockerfile', () => {
         expect([name, file, fs.existsSync(full)]).toEqual([name, file, true]);
       }
     }
-    // services/gateway/src/main.ts and services/deployments/src/config.ts read these.
+    // services/gateway/src/main.ts reads it. deployments reads nothing besides dist/ (its
+    // simulated pipeline scripts are gone: it builds and runs the services' own code).
     expect(runtimeFiles('gateway')).toContain('openapi.json');
-    expect(runtimeFiles('deployments')).toContain('pipeline');
+    expect(runtimeFiles('deployments')).toEqual([]);
+  });
+
+  it('installs git and bubblewrap for deployments, and makes its BUILDS_DIR and RUNTIME_DIR owned by node', () => {
+    const words = (value: string | undefined) => (value ?? '').split(/\s+/).filter(Boolean);
+    const { args } = builds.deployments!.build;
+    // fetch-commit.ts runs git; the sandbox runs bwrap (and prlimit, setpriv: util-linux, in
+    // every Debian image); https repositories need the CA certificates.
+    expect(words(args.PACKAGES)).toEqual(
+      expect.arrayContaining(['git', 'bubblewrap', 'ca-certificates']),
+    );
+    const environment = compose.project!.services.deployments.environment;
+    expect(words(args.DATA_DIRS).sort()).toEqual(
+      [environment.BUILDS_DIR, environment.RUNTIME_DIR].sort(),
+    );
+    // The other images install nothing and make no directory.
+    for (const [name, { build }] of Object.entries(builds)) {
+      if (name === 'deployments') continue;
+      expect([name, build.args.PACKAGES, build.args.DATA_DIRS]).toEqual([
+        name,
+        undefined,
+        undefined,
+      ]);
+    }
   });
 
   it('starts from node:20-bookworm-slim only', () => {
@@ -149,7 +173,7 @@ describe('the Dockerfile', () => {
     }
   });
 
-  it('runs deployments under tini, which reaps the process groups of its pipeline; the others under Compose’s init', () => {
+  it('runs deployments under tini, which reaps the orphans of the processes it starts; the others under Compose’s init', () => {
     for (const [name, { dockerfile, init }] of Object.entries(builds)) {
       const tini = JSON.stringify(dockerfile.image!.Entrypoint) === '["/usr/bin/tini","--"]';
       // Two inits would be one too many; none would leave zombies.
