@@ -120,9 +120,12 @@ main(RESULTS_NAME, 1800, async () => {
 
   // Our own consumer of the topic: when each event was published (the producer's timestamp).
   const published = new Map<string, { publishedAt: number; consumedAt: number }>();
+  const { KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = stack.kafkaLogin;
   const kafka = new Kafka({
     clientId: 'bench-event-latency',
     brokers: stack.kafkaBrokers.split(','),
+    // The broker's admin login (infra.sh url), if it has one: its groups are of any name.
+    ...(username && password ? { sasl: { mechanism: 'scram-sha-512', username, password } } : {}),
     logLevel: logLevel.NOTHING,
   });
   const consumer = kafka.consumer({

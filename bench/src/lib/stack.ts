@@ -26,6 +26,12 @@ export interface InfraUrls {
   mongoUrl: string;
   redisUrl: string;
   kafkaBrokers: string;
+  /**
+   * The Kafka logins `infra.sh url` gives (KAFKA_SASL_*: the admin's, and each service's as
+   * KAFKA_SASL_PASSWORD_<SERVICE>, which start.sh hands to each service); with BENCH_KAFKA_BROKERS,
+   * those of the environment.
+   */
+  kafkaLogin: Record<string, string>;
 }
 
 export interface Stack extends Endpoints, InfraUrls {
@@ -60,6 +66,13 @@ export async function infraUrls(): Promise<InfraUrls> {
     mongoUrl: process.env.BENCH_MONGO_URL || vars.MONGO_URL || 'mongodb://127.0.0.1:27017',
     redisUrl: process.env.BENCH_REDIS_URL || vars.REDIS_URL || 'redis://127.0.0.1:6379',
     kafkaBrokers: process.env.BENCH_KAFKA_BROKERS || vars.KAFKA_BROKERS || '127.0.0.1:9092',
+    kafkaLogin: Object.fromEntries(
+      Object.entries<string | undefined>(
+        process.env.BENCH_KAFKA_BROKERS ? process.env : vars,
+      ).filter(
+        (entry): entry is [string, string] => /^KAFKA_(SASL_|TLS)/.test(entry[0]) && !!entry[1],
+      ),
+    ),
   };
 }
 
@@ -143,13 +156,15 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     ...BENCH_PORTS,
     STACK_NAME: where.stackName,
     INTERNAL_SECRET: where.internalSecret,
-    // A fake key (base64 of "bench-bench-…"): projects seals secret variables with it.
+    // A fake key (base64 of "bench-bench-…"): projects seals secret variables with it, webhooks
+    // the webhooks' signing secrets.
     ENCRYPTION_KEY: 'bench:YmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmU=',
     SESSION_SECRET: BENCH_SESSION_SECRET,
     // Given, so start.sh neither starts nor stops the (shared) infrastructure itself.
     MONGO_URL: urls.mongoUrl,
     REDIS_URL: urls.redisUrl,
     KAFKA_BROKERS: urls.kafkaBrokers,
+    ...urls.kafkaLogin,
     REDIS_PREFIX: where.redisPrefix,
     NODE_ENV: 'development',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
