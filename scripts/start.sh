@@ -112,8 +112,9 @@ export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"
 export SESSION_SECRET="${SESSION_SECRET:-local-development-session-secret-0123456789}"
-# Seals secret variables (projects) and opens them for builds and apps (deployments):
-# <keyId>:<base64 of 32 bytes>; this default is a fake ("devdev…").
+# Seals secret variables (projects) and opens them for builds and apps (deployments), and seals
+# webhook signing secrets (webhooks): <keyId>:<base64 of 32 bytes>; this default is a fake
+# ("devdev…").
 export ENCRYPTION_KEY="${ENCRYPTION_KEY:-local-dev:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=}"
 export GOOGLE_CLIENT_ID="${GOOGLE_CLIENT_ID:-local-development.apps.googleusercontent.com}"
 export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"

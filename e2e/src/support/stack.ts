@@ -17,7 +17,10 @@ export const E2E_PORTS = {
 };
 
 export const E2E_INTERNAL_SECRET = 'e2e-internal-secret-0123456789-abcdefghij';
-/** The key projects seals secret variables with in e2e runs (a fake: base64 of "e2ee2e…"). */
+/**
+ * The key projects seals secret variables and webhooks signing secrets with in e2e runs (a fake:
+ * base64 of "e2ee2e…").
+ */
 export const E2E_ENCRYPTION_KEY = 'e2e:ZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTI=';
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const INFRA = path.join(REPO_ROOT, 'scripts/infra/infra.sh');

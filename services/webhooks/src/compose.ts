@@ -1,5 +1,6 @@
 import {
   Scheduler,
+  createSecretBox,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -14,6 +15,7 @@ import { DeliveryWorker } from './deliveries/delivery-worker';
 import { EgressGuard, type ResolveHost } from './egress/egress-guard';
 import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { createModels } from './models';
+import { SecretUnreadableError, WebhookSecrets } from './webhooks/webhook-secrets';
 import { WebhooksRepository } from './webhooks/webhooks.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
 
@@ -30,9 +32,10 @@ export interface Seams {
  */
 export async function compose(config: Config, runtime: Runtime, seams: Seams = {}) {
   const { logger, lifecycle } = runtime;
+  const secrets = new WebhookSecrets(createSecretBox(config));
   const { connection, models } = await openDatabase(config, runtime, createModels);
 
-  const webhooksRepository = new WebhooksRepository(models.webhooks);
+  const webhooksRepository = new WebhooksRepository(models.webhooks, models.webhookQuotas);
   const deliveriesRepository = new DeliveriesRepository(models.deliveries);
   if (config.WEBHOOK_ALLOW_PRIVATE) logger.warn('deliveries may reach private addresses');
   const guard = new EgressGuard({
@@ -43,6 +46,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     deliveries: deliveriesRepository,
     webhooks: webhooksRepository,
     guard,
+    secrets,
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.DELIVERY_CONCURRENCY,
@@ -62,6 +66,8 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     webhooks: webhooksRepository,
     deliveries: deliveriesRepository,
     guard,
+    secrets,
+    secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP,
   });
   if (config.DELIVERY_WORKER) worker.start();
   lifecycle.onShutdown('delivery worker', () => worker.stop());
@@ -75,6 +81,21 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     run: async () => {
       const deleted = await deliveries.deleteExpired();
       if (deleted > 0) logger.info({ deleted }, 'finished deliveries past retention deleted');
+    },
+  });
+  scheduler.every({
+    name: 'seal webhook secrets under ENCRYPTION_KEY',
+    everyMs: config.DELIVERY_HOUSEKEEPING_INTERVAL,
+    runAtStart: true,
+    run: async () => {
+      try {
+        const { resealed } = await webhooks.resealSecrets();
+        if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed under ENCRYPTION_KEY');
+      } catch (err) {
+        // Deliveries to these webhooks fail until the key that opens them is configured.
+        if (!(err instanceof SecretUnreadableError)) throw err;
+        logger.error({ err, webhookIds: err.webhookIds }, 'webhook secrets do not open');
+      }
     },
   });
 
@@ -94,7 +115,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     webhooks,
     deliveries,
   });
-  return { app, models, worker, deliveries };
+  return { app, models, worker, deliveries, webhooks, connection };
 }
 
 export type Composed = Awaited<ReturnType<typeof compose>>;

@@ -1,11 +1,15 @@
 import { parseConfig } from '@platform/shared';
 import { configSchema } from './config';
 
-const parse = (env: Record<string, string> = {}) =>
+const KEY = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+const OLD_KEY = `k0:${Buffer.alloc(32, 2).toString('base64')}`;
+
+const parse = (env: Record<string, string | undefined> = {}) =>
   parseConfig(configSchema, {
     INTERNAL_SECRET: 'x'.repeat(32),
     MONGO_URL: 'mongodb://127.0.0.1:27017',
     KAFKA_BROKERS: '127.0.0.1:9092',
+    ENCRYPTION_KEY: KEY,
     ...env,
   });
 
@@ -40,6 +44,9 @@ describe('webhooks config', () => {
       DELIVERY_IN_ORDER_WINDOW: SECOND,
       DELIVERY_STOP_GRACE: 5 * SECOND,
       DELIVERY_HOUSEKEEPING_INTERVAL: HOUR,
+      ENCRYPTION_KEY: KEY,
+      ENCRYPTION_PREVIOUS_KEYS: [],
+      WEBHOOK_SECRET_OVERLAP: DAY,
     });
   });
 
@@ -57,6 +64,8 @@ describe('webhooks config', () => {
     ['DELIVERY_CONCURRENCY', '4', 4],
     ['DELIVERY_WORKER', 'false', false],
     ['DELIVERY_POLL_INTERVAL', '100ms', 100],
+    ['WEBHOOK_SECRET_OVERLAP', '2h', 2 * HOUR],
+    ['ENCRYPTION_PREVIOUS_KEYS', ` ${OLD_KEY} `, [OLD_KEY]],
   ])('reads %s=%j', (name, value, expected) => {
     expect(parse({ [name]: value })[name as keyof ReturnType<typeof parse>]).toEqual(expected);
   });
@@ -72,7 +81,24 @@ describe('webhooks config', () => {
     ['WEBHOOK_DISABLE_AFTER', 's'],
     ['WEBHOOK_DELIVERY_RETENTION', '0s'],
     ['DELIVERY_POLL_INTERVAL', '1ms'],
+    ['WEBHOOK_SECRET_OVERLAP', '31d'],
+    ['WEBHOOK_SECRET_OVERLAP', 'a day'],
+    ['ENCRYPTION_KEY', undefined],
+    ['ENCRYPTION_KEY', 'k1:c2hvcnQ='],
+    ['ENCRYPTION_PREVIOUS_KEYS', 'nokey'],
   ])('refuses %s=%j, naming the variable', (name, value) => {
     expect(() => parse({ [name]: value })).toThrow(name);
   });
+
+  it.each(['local-dev', 'dev-only'])(
+    'refuses the published example ENCRYPTION_KEY (%s) with NODE_ENV=production',
+    (keyId) => {
+      const example = `${keyId}:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=`;
+
+      expect(parse({ ENCRYPTION_KEY: example }).ENCRYPTION_KEY).toBe(example);
+      expect(() => parse({ ENCRYPTION_KEY: example, NODE_ENV: 'production' })).toThrow(
+        'ENCRYPTION_KEY: is a published example value',
+      );
+    },
+  );
 });

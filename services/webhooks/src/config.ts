@@ -4,11 +4,15 @@ import {
   consumerEnv,
   durationEnv,
   durationListEnv,
+  encryptionEnv,
   serviceEnv,
 } from '@platform/shared';
 
 export const configSchema = serviceEnv({ port: 4004, database: 'platform_webhooks' })
   .merge(consumerEnv('webhooks'))
+  // ENCRYPTION_KEY seals the webhooks' signing secrets at rest (ENCRYPTION_PREVIOUS_KEYS: the
+  // older keys that still open them until the housekeeping has sealed them anew).
+  .merge(encryptionEnv)
   .extend({
     /** Base URL of the projects service, asked who owns a project. */
     PROJECTS_URL: z.string().url().default('http://127.0.0.1:4002'),
@@ -20,6 +24,11 @@ export const configSchema = serviceEnv({ port: 4004, database: 'platform_webhook
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
     /** A webhook failing on every attempt for this long is disabled. */
     WEBHOOK_DISABLE_AFTER: durationEnv('5d'),
+    /**
+     * After a secret rotation, deliveries are signed with the new and the previous secret for
+     * this long (Standard Webhooks: several `v1,` signatures), so receivers can switch over.
+     */
+    WEBHOOK_SECRET_OVERLAP: durationEnv('24h', { max: '30d' }),
     /** Finished deliveries (and their attempt logs) are kept this long. */
     WEBHOOK_DELIVERY_RETENTION: durationEnv('14d'),
     /** Attempts in flight at once. */
@@ -39,7 +48,11 @@ export const configSchema = serviceEnv({ port: 4004, database: 'platform_webhook
     DELIVERY_IN_ORDER_WINDOW: durationEnv('1s', { min: '10ms', max: '1m' }),
     /** At shutdown, how long running attempts may finish before being aborted and handed back. */
     DELIVERY_STOP_GRACE: durationEnv('5s', { max: '1m' }),
-    /** How often finished deliveries past WEBHOOK_DELIVERY_RETENTION are deleted. */
+    /**
+     * How often the housekeeping runs (and once at start): finished deliveries past
+     * WEBHOOK_DELIVERY_RETENTION are deleted, and secrets still in clear or under a previous key
+     * are sealed under ENCRYPTION_KEY.
+     */
     DELIVERY_HOUSEKEEPING_INTERVAL: durationEnv('1h', { min: '100ms' }),
   });
 

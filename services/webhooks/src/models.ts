@@ -1,10 +1,11 @@
 import type { Connection } from 'mongoose';
 import { deliveryModel } from './deliveries/deliveries.model';
-import { webhookModel } from './webhooks/webhooks.model';
+import { webhookModel, webhookQuotaModel } from './webhooks/webhooks.model';
 
 /** The service's models on one connection; compose creates their indexes (syncIndexes). */
 export const createModels = (connection: Connection) => ({
   webhooks: webhookModel(connection),
+  webhookQuotas: webhookQuotaModel(connection),
   deliveries: deliveryModel(connection),
 });
 

@@ -21,6 +21,12 @@ export interface DeliveryDoc {
   _id: Types.ObjectId;
   webhookId: Types.ObjectId;
   projectId: string;
+  /**
+   * The account the webhook belongs to: the worker takes due deliveries account by account in
+   * turn, so one account's backlog does not hold up another's deliveries. Absent on deliveries
+   * recorded by earlier versions (they take their turn as one more account).
+   */
+  accountId?: string | null;
   /** The event's id: the `webhook-id` header of every attempt, retries and redeliveries alike. */
   eventId: string;
   type: string;
@@ -60,6 +66,7 @@ const deliverySchema = new Schema<DeliveryDoc>(
   {
     webhookId: { type: Schema.Types.ObjectId, required: true },
     projectId: { type: String, required: true },
+    accountId: { type: String, default: null },
     eventId: { type: String, required: true },
     type: { type: String, required: true },
     body: { type: String, required: true },
@@ -78,8 +85,8 @@ const deliverySchema = new Schema<DeliveryDoc>(
 
 // One delivery per event and webhook, however often the event is read.
 deliverySchema.index({ eventId: 1, webhookId: 1 }, { unique: true });
-// The workers' claims: pending deliveries by due time, the longest due first.
-deliverySchema.index({ status: 1, nextAttemptAt: 1, _id: 1 });
+// The workers' claims: pending deliveries account by account, in each the longest due first.
+deliverySchema.index({ status: 1, accountId: 1, nextAttemptAt: 1, _id: 1 });
 // A webhook's delivery log, newest first; also its deletion and cancellation.
 deliverySchema.index({ webhookId: 1, createdAt: -1, _id: -1 });
 // A deleted project's clean-up.

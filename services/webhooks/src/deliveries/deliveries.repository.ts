@@ -24,7 +24,7 @@ export type DeliveryListItem = Omit<Delivery, 'body' | 'attempts'>;
 
 export type NewDelivery = Pick<
   DeliveryDoc,
-  'webhookId' | 'projectId' | 'eventId' | 'type' | 'body' | 'manual'
+  'webhookId' | 'projectId' | 'accountId' | 'eventId' | 'type' | 'body' | 'manual'
 >;
 
 /** A lease: the claim `owner` may attempt the delivery until `until`. */
@@ -54,6 +54,7 @@ const toListItem = ({
 }: Omit<DeliveryDoc, 'body' | 'attempts'>): DeliveryListItem => ({
   ...fields,
   id: _id.toHexString(),
+  accountId: fields.accountId ?? null,
   lastStatusCode: fields.lastStatusCode ?? null,
   nextAttemptAt: fields.nextAttemptAt ?? null,
 });
@@ -109,21 +110,38 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Leases the delivery that has been due longest, skipping `busyWebhookIds`; a lapsed lease
-   * (its worker died) is taken over like none. Returns the delivery as leased, or null.
+   * Leases a due delivery, skipping `busyWebhookIds`, taking accounts in turn: the one due
+   * longest of the first account after `afterAccountId` (in id order) that has one, else,
+   * starting over, of the first account that has one (deliveries without an account first).
+   * `afterAccountId` null starts over at once. A lapsed lease (its worker died) is taken over
+   * like none. Returns the delivery as leased, or null. Served by the index
+   * `{status, accountId, nextAttemptAt, _id}`.
    */
-  async claimDue(now: Date, lease: Lease, busyWebhookIds: Types.ObjectId[]) {
+  async claimDue(
+    now: Date,
+    lease: Lease,
+    busyWebhookIds: Types.ObjectId[],
+    afterAccountId: string | null,
+  ): Promise<Delivery | null> {
     const filter: FilterQuery<DeliveryDoc> = {
       status: 'pending',
       nextAttemptAt: { $lte: now },
       ...unleasedAt(now),
     };
     if (busyWebhookIds.length > 0) filter.webhookId = { $nin: busyWebhookIds };
+    if (afterAccountId !== null) {
+      const next = await this.claimFirst({ ...filter, accountId: { $gt: afterAccountId } }, lease);
+      if (next) return next;
+    }
+    return this.claimFirst(filter, lease);
+  }
+
+  private async claimFirst(filter: FilterQuery<DeliveryDoc>, lease: Lease) {
     const doc = await this.model
       .findOneAndUpdate(
         filter,
         { $set: { leaseOwner: lease.owner, leaseUntil: lease.until } },
-        { sort: { nextAttemptAt: 1, _id: 1 }, new: true },
+        { sort: { accountId: 1, nextAttemptAt: 1, _id: 1 }, new: true },
       )
       .lean<DeliveryDoc>();
     return doc ? toDelivery(doc) : null;

@@ -82,7 +82,7 @@ export class DeliveriesService {
     let delivery: Delivery | null;
     try {
       delivery = await this.deps.deliveries.insert(
-        { ...fields, webhookId, projectId: webhook.projectId },
+        { ...fields, webhookId, projectId: webhook.projectId, accountId: webhook.accountId },
         this.now(),
         reservation?.lease,
       );

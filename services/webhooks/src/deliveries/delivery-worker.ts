@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@platform/shared';
 import { Types } from 'mongoose';
 import type { EgressGuard } from '../egress/egress-guard';
+import { SecretUnreadableError, type WebhookSecrets } from '../webhooks/webhook-secrets';
 import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
 import type {
   AttemptResult,
@@ -23,6 +24,8 @@ export interface DeliveryWorkerOptions {
   deliveries: DeliveriesRepository;
   webhooks: WebhooksRepository;
   guard: EgressGuard;
+  /** Opens the webhooks' sealed secrets to sign with. */
+  secrets: WebhookSecrets;
   /** Waits before each retry (WEBHOOK_RETRY_SCHEDULE). */
   retrySchedule: number[];
   timeoutMs: number;
@@ -66,7 +69,9 @@ interface WebhookSends {
  * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the delivery),
  * so several instances can run and a restart loses nothing. Attempts run concurrently
  * up to `concurrency`; one webhook never holds more than a quarter of the slots, so a slow or
- * dead receiver cannot hold up the others.
+ * dead receiver cannot hold up the others. Slots are shared between accounts in turn: each claim
+ * takes the next account (in id order) with a due delivery, and a new delivery goes straight to a
+ * free slot only while none waits, so one account's backlog does not hold up another's.
  */
 export class DeliveryWorker {
   private running = false;
@@ -79,6 +84,13 @@ export class DeliveryWorker {
   /** Webhooks with deliveries queued here and not claimed yet: how many, and since when. */
   private readonly queuedBehind = new Map<string, { count: number; at: number }>();
   private reserved = 0;
+  /** The account of the last claim: the next claim serves the account after it. */
+  private lastAccountId: string | null = null;
+  /**
+   * Whether due deliveries may be waiting to be claimed; while they may, new ones queue behind
+   * them instead of taking a free slot at once. True until a claim finds none.
+   */
+  private backlog = true;
   private readonly perWebhookLimit: number;
   private readonly log: Logger;
 
@@ -101,6 +113,7 @@ export class DeliveryWorker {
    */
   notify(webhookId?: Types.ObjectId): void {
     if (webhookId) {
+      this.backlog = true;
       const key = webhookId.toHexString();
       this.queuedBehind.set(key, {
         count: (this.queuedBehind.get(key)?.count ?? 0) + 1,
@@ -151,10 +164,19 @@ export class DeliveryWorker {
     const now = new Date();
     const lease = this.newLease(now);
     try {
-      const delivery = await this.options.deliveries.claimDue(now, lease, this.busyWebhookIds());
+      const delivery = await this.options.deliveries.claimDue(
+        now,
+        lease,
+        this.busyWebhookIds(),
+        this.lastAccountId,
+      );
       if (this.claimFailing) this.log.info('claiming deliveries works again');
       this.claimFailing = false;
-      return delivery && { claim: claimOf(delivery, lease), delivery };
+      this.backlog = delivery !== null;
+      if (!delivery) return null;
+      // Deliveries of earlier versions have no account: the next claim serves the accounts.
+      this.lastAccountId = delivery.accountId ?? '';
+      return { claim: claimOf(delivery, lease), delivery };
     } catch (err) {
       // Logged once per outage, not at every poll.
       if (!this.claimFailing) this.log.warn({ err }, 'claiming deliveries failed');
@@ -164,13 +186,15 @@ export class DeliveryWorker {
   }
 
   /**
-   * The fast path for a delivery being recorded right now: when a slot is free and the webhook
-   * is not sending, takes both and a lease to record the delivery with, so `sendNow` can send
-   * it at once, with no claim and no reload. Null: record it unleased for a claim.
+   * The fast path for a delivery being recorded right now: when a slot is free, no delivery
+   * waits for one, and the webhook is not sending, takes the slot and a lease to record the
+   * delivery with, so `sendNow` can send it at once, with no claim and no reload. Null: record it
+   * unleased for a claim, in its account's turn.
    */
   reserve(webhookId: Types.ObjectId): Reservation | null {
     const now = Date.now();
-    if (!this.running || this.freeSlots() <= 0 || this.isBusy(webhookId, now)) return null;
+    if (!this.running || this.backlog || this.freeSlots() <= 0 || this.isBusy(webhookId, now))
+      return null;
     const key = webhookId.toHexString();
     const queued = this.queuedBehind.get(key);
     if (queued && now - queued.at < QUEUED_BEHIND_MS) return null;
@@ -289,9 +313,26 @@ export class DeliveryWorker {
       return;
     }
     const startedAt = new Date();
+    let headers: Record<string, string>;
+    try {
+      const secrets = this.options.secrets.signingSecrets(webhook, startedAt);
+      headers = webhookHeaders(secrets, delivery.eventId, delivery.body, startedAt.getTime());
+    } catch (err) {
+      if (!(err instanceof SecretUnreadableError)) throw err;
+      // The platform's fault (a key missing from the configuration), not the receiver's: the
+      // attempt is recorded and retried on schedule, and never counts against the webhook.
+      onSent();
+      this.log.error(
+        { err, deliveryId: delivery.id },
+        'webhook not sent: its secret does not open',
+      );
+      const outcome = { statusCode: null, durationMs: 0, responseExcerpt: '', error: err.message };
+      await this.record(claim, delivery, webhook, startedAt, outcome, { receiverFault: false });
+      return;
+    }
     const outcome = await sendWebhook({
       url: webhook.url,
-      headers: webhookHeaders(webhook.secret, delivery.eventId, delivery.body, startedAt.getTime()),
+      headers,
       body: delivery.body,
       timeoutMs: this.options.timeoutMs,
       guard: this.options.guard,
@@ -320,6 +361,7 @@ export class DeliveryWorker {
     webhook: Webhook,
     at: Date,
     outcome: AttemptOutcome,
+    { receiverFault = true } = {},
   ) {
     const { deliveries, webhooks } = this.options;
     const attempt = { at, ...outcome };
@@ -367,6 +409,7 @@ export class DeliveryWorker {
       'webhook attempt failed',
     );
 
+    if (!receiverFault) return;
     if (!webhook.failingSince) await webhooks.markFailing(claim.webhookId, at);
     if (this.mayTurnOff(webhook, at, outcome)) {
       const failingSince = new Date(at.getTime() - this.options.disableAfterMs);

@@ -45,7 +45,7 @@ describe('webhook signing', () => {
 
   it('builds the headers of an attempt with the unix seconds of that attempt', () => {
     const secret = generateWebhookSecret();
-    const headers = webhookHeaders(secret, 'evt-7', '{}', 1_700_000_123_999);
+    const headers = webhookHeaders([secret], 'evt-7', '{}', 1_700_000_123_999);
 
     expect(headers).toEqual({
       'content-type': 'application/json',
@@ -54,5 +54,20 @@ describe('webhook signing', () => {
       'webhook-timestamp': '1700000123',
       'webhook-signature': signWebhook(secret, 'evt-7', 1700000123, '{}'),
     });
+  });
+
+  it('signs with each secret of a rotation, space-separated, the current one first', () => {
+    const current = generateWebhookSecret();
+    const previous = generateWebhookSecret();
+
+    const headers = webhookHeaders([current, previous], 'evt-8', '{"a":1}', 1_700_000_000_000);
+
+    expect(headers['webhook-signature']).toBe(
+      `${signWebhook(current, 'evt-8', 1700000000, '{"a":1}')} ${signWebhook(previous, 'evt-8', 1700000000, '{"a":1}')}`,
+    );
+  });
+
+  it('refuses to sign with no secret at all', () => {
+    expect(() => webhookHeaders([], 'evt-9', '{}', 0)).toThrow(/at least one secret/);
   });
 });

@@ -30,19 +30,27 @@ export function signWebhook(
 
 export const USER_AGENT = 'platform-webhooks/1.0';
 
-/** Every header of one attempt; the body bytes are the ones fixed when the delivery was recorded. */
+/**
+ * Every header of one attempt; the body bytes are the ones fixed when the delivery was recorded.
+ * `secrets`: the webhook's current secret, then its previous one during a rotation's overlap;
+ * `webhook-signature` carries one `v1,` signature for each, space-separated (Standard Webhooks),
+ * so a receiver holding either secret verifies it.
+ */
 export function webhookHeaders(
-  secret: string,
+  secrets: readonly string[],
   id: string,
   body: string,
   nowMs: number,
 ): Record<string, string> {
+  if (secrets.length === 0) throw new Error('a webhook is signed with at least one secret');
   const timestamp = Math.floor(nowMs / 1000);
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
+    'webhook-signature': secrets
+      .map((secret) => signWebhook(secret, id, timestamp, body))
+      .join(' '),
   };
 }

@@ -43,7 +43,18 @@ export interface TestServiceOptions {
   resolveHost?: ResolveHost;
   /** Run the delivery worker (default true). */
   worker?: boolean;
+  /** ENCRYPTION_KEY (default TEST_ENCRYPTION_KEY) and ENCRYPTION_PREVIOUS_KEYS. */
+  encryptionKey?: string;
+  previousEncryptionKeys?: string[];
+  /** WEBHOOK_SECRET_OVERLAP. */
+  secretOverlapMs?: number;
 }
+
+/** A key as ENCRYPTION_KEY reads it: `<keyId>:<base64 of 32 bytes>`, the bytes all `fill`. */
+export const testEncryptionKey = (keyId: string, fill: number) =>
+  `${keyId}:${Buffer.alloc(32, fill).toString('base64')}`;
+
+export const TEST_ENCRYPTION_KEY = testEncryptionKey('test', 7);
 
 const TEST_RETRY_SCHEDULE = [200, 200, 400];
 
@@ -71,6 +82,9 @@ function testServiceEnv(options: TestServiceOptions): NodeJS.ProcessEnv {
     DELIVERY_IN_ORDER_WINDOW: inMs(options.inOrderWindowMs),
     DELIVERY_STOP_GRACE: '300ms',
     DELIVERY_HOUSEKEEPING_INTERVAL: inMs(options.housekeepingIntervalMs),
+    ENCRYPTION_KEY: options.encryptionKey ?? TEST_ENCRYPTION_KEY,
+    ENCRYPTION_PREVIOUS_KEYS: options.previousEncryptionKeys?.join(','),
+    WEBHOOK_SECRET_OVERLAP: inMs(options.secretOverlapMs),
   };
 }
 
@@ -203,13 +217,14 @@ export async function subscribe(p: TestProject, url: string) {
  */
 export function storeDelivery(
   service: TestService,
-  p: { webhookId: string; projectId: string },
+  p: { webhookId: string; projectId: string; accountId?: string },
   event: { eventId: string; type: string },
   fields: Record<string, unknown> = {},
 ) {
   return service.models.deliveries.create({
     webhookId: p.webhookId,
     projectId: p.projectId,
+    accountId: p.accountId,
     eventId: event.eventId,
     type: event.type,
     body: '{"type":"deployment.status_changed"}',

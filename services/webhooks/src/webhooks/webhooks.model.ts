@@ -14,8 +14,16 @@ export interface WebhookDoc {
   url: string;
   events: WebhookEventType[];
   enabled: boolean;
-  /** Stored as is: signing needs the key itself, so it cannot be hashed. Never logged. */
+  /**
+   * The signing secret sealed with ENCRYPTION_KEY (`createSecretBox`, bound to this webhook:
+   * see webhook-secrets.ts); signing needs the key itself, so it cannot be hashed. Records of
+   * earlier versions hold it in clear (`whsec_…`) until the housekeeping seals it. Never logged.
+   */
   secret: string;
+  /** After a rotation, the secret before it, sealed the same way, signing too until it expires. */
+  previousSecret?: string | null;
+  /** When `previousSecret` stops signing (WEBHOOK_SECRET_OVERLAP after the rotation). */
+  previousSecretExpiresAt?: Date | null;
   disabledReason: DisabledReason | null;
   /** When the current run of failed attempts began; null after any success. */
   failingSince: Date | null;
@@ -31,6 +39,8 @@ const webhookSchema = new Schema<WebhookDoc>(
     events: { type: [String], required: true },
     enabled: { type: Boolean, required: true, default: true },
     secret: { type: String, required: true },
+    previousSecret: { type: String, default: null },
+    previousSecretExpiresAt: { type: Date, default: null },
     disabledReason: { type: String, default: null },
     failingSince: { type: Date, default: null },
   },
@@ -41,3 +51,27 @@ const webhookSchema = new Schema<WebhookDoc>(
 webhookSchema.index({ projectId: 1, createdAt: -1, _id: -1 });
 
 export const webhookModel = defineModel<WebhookDoc>('Webhook', webhookSchema, 'webhooks');
+
+/**
+ * A project's webhook count, `_id` its id: the quota is taken by a conditional `$inc` of it
+ * before a webhook is inserted and given back when one is deleted, so racing creates cannot pass
+ * it (a count before the insert could be passed by every racer at once).
+ */
+export interface WebhookQuotaDoc {
+  _id: string;
+  webhooks: number;
+}
+
+const webhookQuotaSchema = new Schema<WebhookQuotaDoc>(
+  {
+    _id: { type: String, required: true },
+    webhooks: { type: Number, required: true, default: 0 },
+  },
+  { versionKey: false },
+);
+
+export const webhookQuotaModel = defineModel<WebhookQuotaDoc>(
+  'WebhookQuota',
+  webhookQuotaSchema,
+  'webhook_quotas',
+);

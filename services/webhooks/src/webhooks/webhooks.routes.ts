@@ -12,8 +12,8 @@ export function webhooksRouter(webhooks: WebhooksService, deliveries: Deliveries
   router.post('/', async (req, res) => {
     const input = validate(createWebhookBody, req.body);
     const { accountId, projectId } = ownedOf(req);
-    const webhook = await webhooks.createWebhook(accountId, projectId, input);
-    res.status(201).json(webhookView(webhook, { withSecret: true }));
+    const { webhook, secret } = await webhooks.createWebhook(accountId, projectId, input);
+    res.status(201).json(webhookView(webhook, secret));
   });
 
   router.get('/', async (req, res) => {
@@ -31,12 +31,12 @@ export function webhooksRouter(webhooks: WebhooksService, deliveries: Deliveries
 
   router.patch('/:webhookId', async (req, res) => {
     const input = validate(updateWebhookBody, req.body);
-    const webhook = await webhooks.updateWebhook(
+    const { webhook, secret } = await webhooks.updateWebhook(
       ownedOf(req).projectId,
       req.params.webhookId,
       input,
     );
-    res.json(webhookView(webhook, { withSecret: input.rotateSecret === true }));
+    res.json(webhookView(webhook, secret));
   });
 
   router.delete('/:webhookId', async (req, res) => {

@@ -67,8 +67,11 @@ export interface WebhookView {
   secret?: string;
 }
 
-/** The client's view of a webhook: the secret only when just created or rotated. */
-export function webhookView(webhook: Webhook, options: { withSecret?: boolean } = {}): WebhookView {
+/**
+ * The client's view of a webhook: `secret` (in clear) is given only when just created or
+ * rotated; the stored one is sealed and never shown.
+ */
+export function webhookView(webhook: Webhook, secret?: string): WebhookView {
   const view: WebhookView = {
     id: webhook.id,
     projectId: webhook.projectId,
@@ -77,6 +80,6 @@ export function webhookView(webhook: Webhook, options: { withSecret?: boolean } 
     enabled: webhook.enabled,
     createdAt: webhook.createdAt.toISOString(),
   };
-  if (options.withSecret) view.secret = webhook.secret;
+  if (secret !== undefined) view.secret = secret;
   return view;
 }

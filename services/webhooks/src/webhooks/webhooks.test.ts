@@ -1,5 +1,6 @@
 import { requestJson, startTestServer, uniqueName } from '@platform/shared/testing';
 import { fakeDns } from '../test/fake-dns';
+import { testSecrets } from '../test/secrets';
 import { apiClient, newId, useTestBed, type TestService } from '../test/test-service';
 import { MAX_WEBHOOKS_PER_PROJECT } from './webhooks.service';
 
@@ -30,6 +31,13 @@ beforeAll(async () => {
 const project = () => bed.project(service);
 const webhooksModel = () => service.models.webhooks;
 const deliveriesModel = () => service.models.deliveries;
+
+/** The webhook's stored secret, opened as the service opens it (it is stored sealed). */
+async function storedSecret(id: string) {
+  const stored = await webhooksModel().findById(id).lean();
+  expect(stored?.secret).toMatch(/^v1:test:/);
+  return testSecrets().open({ id, secret: stored!.secret });
+}
 
 async function createWebhook(p: ReturnType<typeof project>, body: Record<string, unknown> = {}) {
   const res = await p.api.post(p.base, { url: PUBLIC_URL, ...body });
@@ -66,10 +74,10 @@ describe('POST /api/projects/:projectId/webhooks', () => {
       projectId: p.projectId,
       accountId: p.accountId,
       url: PUBLIC_URL,
-      secret: res.body.secret,
       enabled: true,
       events: ['deployment.status_changed'],
     });
+    expect(await storedSecret(res.body.id)).toBe(res.body.secret);
   });
 
   it('keeps each event type asked for once and normalises the URL', async () => {
@@ -285,7 +293,7 @@ describe('PATCH /api/projects/:projectId/webhooks/:webhookId', () => {
     });
     const stored = await webhooksModel().findById(created.id).lean();
     expect(stored?.url).toBe('https://other.example.test/v2');
-    expect(stored?.secret).toBe(created.secret);
+    expect(await storedSecret(created.id)).toBe(created.secret);
   });
 
   it('rotates the secret and shows the new one only in that answer', async () => {
@@ -298,7 +306,7 @@ describe('PATCH /api/projects/:projectId/webhooks/:webhookId', () => {
     expect(res.status).toBe(200);
     expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(res.body.secret).not.toBe(created.secret);
-    expect((await webhooksModel().findById(created.id).lean())?.secret).toBe(res.body.secret);
+    expect(await storedSecret(created.id)).toBe(res.body.secret);
     expect(after.body.secret).toBeUndefined();
   });
 
