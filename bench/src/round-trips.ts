@@ -22,6 +22,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   requireOwnership,
   createLogger,
@@ -36,6 +38,8 @@ import { DeploymentsService } from '@platform/deployments/dist/deployments/deplo
 import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch';
 import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
 import { createModels } from '@platform/deployments/dist/models';
+import { BuildStore } from '@platform/deployments/dist/builds/build-store';
+import { projectsSourceClient, SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
 import { ms, say, sleep } from './lib/log';
@@ -169,6 +173,10 @@ main('round-trips', 300, async () => {
       idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
       onDeploymentCreated: () => undefined,
       statusWatch: new StatusWatch(),
+      // Only reads are measured: what a trigger would ask and keep is there, never used.
+      sources: projectsSourceClient({ PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET }),
+      snapshots: new SourceSnapshots(models.sources),
+      builds: new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds')),
     });
     const app = createServer(
       createApp({

@@ -12,6 +12,7 @@ export const BENCH_PORTS = {
   DEPLOYMENTS_PORT: '24003',
   WEBHOOKS_PORT: '24004',
   DEV_IDP_PORT: '24010',
+  RUNTIME_ROUTER_PORT: '24020',
 };
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;

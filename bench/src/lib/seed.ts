@@ -98,10 +98,18 @@ export async function seedDeployments(
         leaseUntil: NO_LEASE,
         attempts: 1,
         handedBack: 0,
+        claimedAt: createdAt,
+        cancelReason: null,
         outbox: [],
         outboxPending: false,
       });
-      logs.push({ _id: id, ...ref, attempt: 1, logs: logsOf(commitHash, serviceId, id) });
+      logs.push({
+        _id: id,
+        ...ref,
+        attempt: 1,
+        logs: logsOf(commitHash, serviceId, id),
+        release: null,
+      });
       seeded.push({ id, serviceId, createdAt });
     }
     // In the pipeline's order: the deployment exists before its logs document is made.

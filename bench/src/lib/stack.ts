@@ -156,8 +156,7 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     ...BENCH_PORTS,
     STACK_NAME: where.stackName,
     INTERNAL_SECRET: where.internalSecret,
-    // A fake key (base64 of "bench-bench-…"): projects seals secret variables with it, webhooks
-    // the webhooks' signing secrets.
+    // A fake key (base64 of "bench-bench-…"): projects seals secret variables with it.
     ENCRYPTION_KEY: 'bench:YmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmVuY2gtYmU=',
     SESSION_SECRET: BENCH_SESSION_SECRET,
     // Given, so start.sh neither starts nor stops the (shared) infrastructure itself.

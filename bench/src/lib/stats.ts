@@ -6,6 +6,7 @@ export interface Distribution {
   mean: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   max: number;
 }
@@ -28,6 +29,7 @@ export function distribution(values: ArrayLike<number>): Distribution {
     mean: ms(sum / sorted.length),
     p50: ms(percentile(sorted, 50)),
     p90: ms(percentile(sorted, 90)),
+    p95: ms(percentile(sorted, 95)),
     p99: ms(percentile(sorted, 99)),
     max: ms(sorted[sorted.length - 1] ?? NaN),
   };

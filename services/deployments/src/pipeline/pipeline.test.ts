@@ -1,7 +1,7 @@
 import { waitFor } from '@platform/shared/testing';
 import { NO_LEASE } from '../deployments/deployments.model';
 import { newCommitHash, useHarness } from '../test/harness';
-import { buildService } from '../test/projects-stub';
+import { buildService, type OwnedService } from '../test/projects-stub';
 import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
 import { TRIMMED_MARKER } from './log-buffer';
 
@@ -284,7 +284,7 @@ describe('the pipeline', () => {
   it('shares its capacity between accounts: one with a single deployment waits for at most one of another’s many', async () => {
     await h.withWorker({ TEST_BUILD: 'sleep 0.3', PIPELINE_CONCURRENCY: '1' }, async () => {
       const busy = buildService();
-      const queued = [];
+      const queued: { service: OwnedService; id: string }[] = [];
       for (let i = 0; i < 4; i++) {
         const service = h.projects.addService(buildService({ accountId: busy.accountId }));
         const res = await h.api.trigger(service, { commitHash: newCommitHash() });
