@@ -102,6 +102,52 @@ describe.each(OVERLAYS)('the environment of the %s overlay', (overlay) => {
   });
 });
 
+describe.each(OVERLAYS)('the deployments service of the %s overlay', (overlay) => {
+  let result: KustomizeResult;
+
+  beforeAll(async () => {
+    result = await rendered(overlay);
+  }, CHECKER_BUILD_TIMEOUT_MS);
+
+  const containerOf = (name: string) =>
+    mainContainer(
+      objectsOfKind(result.objects, 'Deployment').find((d) => d.metadata.name === name)!,
+    );
+  const envEntry = (name: string, variable: string) =>
+    (containerOf(name).env ?? []).find((e: { name: string }) => e.name === variable);
+
+  it('opens secret variables with the ENCRYPTION_KEY projects seals them with, from the Secret', () => {
+    const projects = envEntry('projects', 'ENCRYPTION_KEY')?.valueFrom?.secretKeyRef;
+    // The development overlay's generated Secret carries a hash of its content in its name.
+    expect(projects).toEqual({
+      name: expect.stringMatching(/^platform-secrets(-[a-z0-9]+)?$/),
+      key: 'ENCRYPTION_KEY',
+    });
+    expect(envEntry('deployments', 'ENCRYPTION_KEY')?.valueFrom?.secretKeyRef).toEqual(projects);
+  });
+
+  it('has a volume at its BUILDS_DIR and RUNTIME_DIR (the root file system is read-only)', () => {
+    const deployment = objectsOfKind(result.objects, 'Deployment').find(
+      (d) => d.metadata.name === 'deployments',
+    )!;
+    for (const setting of ['BUILDS_DIR', 'RUNTIME_DIR']) {
+      const dir = envEntry('deployments', setting)?.value;
+      const mount = (containerOf('deployments').volumeMounts ?? []).find(
+        (m: { mountPath: string }) => m.mountPath === dir,
+      );
+      const volume = deployment.spec.template.spec.volumes.find(
+        (v: { name: string }) => v.name === mount?.name,
+      );
+      expect([setting, dir, mount?.readOnly ?? false, volume?.emptyDir]).toEqual([
+        setting,
+        expect.stringMatching(/^\//),
+        false,
+        expect.anything(),
+      ]);
+    }
+  });
+});
+
 describe('the production Secret', () => {
   it(
     'lists in platform-secrets.example.env exactly the keys the Deployments reference',
