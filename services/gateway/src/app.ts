@@ -16,9 +16,10 @@ import { appsProxy } from './apps/apps.proxy';
 import type { Config } from './config';
 import { devIdpProxy } from './dev/dev-idp.proxy';
 import { loginRouter, logoutRouter } from './login/login.routes';
-import { openApiRouter } from './openapi/openapi.routes';
+import { openApiRouter, rejectUndocumentedMethods } from './openapi/openapi.routes';
 import { serviceProxy } from './proxy/proxy';
-import { clientIp, rateLimit, sessionDigest } from './rate-limit/rate-limit';
+import { rateLimit, rateLimiter } from './rate-limit/rate-limit';
+import { rateLimitRules } from './rate-limit/rules';
 import { checkOrigin } from './security/origin';
 import { renewSession, requireSession, sessions } from './sessions/sessions';
 
@@ -38,8 +39,9 @@ export interface AppDeps {
  * The gateway: the only process that reads sessions. In order: logs; a tenant app's host
  * (`<serviceId>.localhost`) to the runtime's router and nothing else; metrics, security headers,
  * health; dev-idp in development; then for /api the Origin check, the public OpenAPI document,
- * the session, the per-IP and per-session limits, the login callback, and behind a required
- * session: its renewal, logout, JSON bodies and the proxy to the services.
+ * the session, the rate limits (per IP, session, account and expensive operation), the login
+ * callback, and behind a required session: its renewal, logout, JSON bodies and the proxy to the
+ * services.
  */
 export function createApp({
   config,
@@ -52,10 +54,8 @@ export function createApp({
   const metrics = createMetrics('gateway');
   const keys = {
     sessions: `${config.REDIS_PREFIX}sess:`,
-    ipLimit: `${config.REDIS_PREFIX}rl:ip:`,
-    loginLimit: `${config.REDIS_PREFIX}rl:login:`,
-    sessionLimit: `${config.REDIS_PREFIX}rl:session:`,
   };
+  const limits = rateLimitRules(config);
   const secureCookie = config.COOKIE_SECURE;
 
   const app = express();
@@ -91,31 +91,18 @@ export function createApp({
       logger,
     }),
   );
-  // Both limits in one Redis call, so after the session is read: every request counts against
-  // its client IP, with or without a session, and a logged-in one against its session too.
-  app.use(
-    '/api',
-    rateLimit({
-      redis,
-      rules: [
-        { keyPrefix: keys.ipLimit, limit: config.IP_RATE_LIMIT_PER_MINUTE, keyOf: clientIp },
-        { keyPrefix: keys.sessionLimit, limit: config.RATE_LIMIT_PER_MINUTE, keyOf: sessionDigest },
-      ],
-    }),
-  );
+  // Every limit of a request in one Redis call, so after the session is read: each request
+  // counts against its client IP, with or without a session; a logged-in one against its session
+  // and its account too, and an expensive operation against that operation's account limit.
+  app.use('/api', rateLimit({ redis, rules: limits.requests }));
+  const countLogin = rateLimiter({ redis, rules: limits.logins });
+  // A method the API document does not give a path: 405, counted like any request.
+  app.use(rejectUndocumentedMethods(openApiFile));
   app.use(
     loginRouter({
       authUrl: config.AUTH_URL,
-      rateLimit: rateLimit({
-        redis,
-        rules: [
-          {
-            keyPrefix: keys.loginLimit,
-            limit: config.LOGIN_RATE_LIMIT_PER_MINUTE,
-            keyOf: clientIp,
-          },
-        ],
-      }),
+      rateLimit: rateLimit({ redis, rules: limits.loginAttempts }),
+      limitAccount: (req, res, accountId) => countLogin({ req, accountId }, res),
     }),
   );
   app.use(

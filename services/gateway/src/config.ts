@@ -8,6 +8,8 @@ const serviceUrl = z
   .string()
   .url()
   .regex(/^http:\/\//, 'must be an http:// URL');
+/** The window of a per-account operation limit: 1 s to 1 day, default a minute; in ms. */
+const rateWindow = durationEnv('1m', { min: '1s', max: '1d' });
 const origin = z
   .string()
   .url()
@@ -60,10 +62,33 @@ export const configSchema = baseEnv
     DEV_IDP_URL: serviceUrl.optional(),
     /** Requests per minute per session. */
     RATE_LIMIT_PER_MINUTE: count(600),
+    /**
+     * Requests per minute per account, all its sessions and its logins together (signing in
+     * again does not start a fresh count); default RATE_LIMIT_PER_MINUTE.
+     */
+    ACCOUNT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
     /** Requests per minute per client IP, sessions or not; default twice RATE_LIMIT_PER_MINUTE. */
     IP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).optional(),
-    /** Login attempts per minute per client IP. */
+    /**
+     * Login attempts per minute per client IP (before auth is asked), and logins per minute per
+     * account (once auth has verified the credential, before the session starts).
+     */
     LOGIN_RATE_LIMIT_PER_MINUTE: count(20),
+    /**
+     * Deployments an account may start per DEPLOY_RATE_WINDOW: triggers, redeploys and rollbacks
+     * together, each a build or a start on the runtime.
+     */
+    DEPLOY_RATE_LIMIT: count(30),
+    /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
+    DEPLOY_RATE_WINDOW: rateWindow,
+    /** Webhook test sends per account per WEBHOOK_TEST_RATE_WINDOW (each an outgoing request). */
+    WEBHOOK_TEST_RATE_LIMIT: count(10),
+    /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
+    WEBHOOK_TEST_RATE_WINDOW: rateWindow,
+    /** Redeliveries per account per REDELIVER_RATE_WINDOW (each an outgoing request). */
+    REDELIVER_RATE_LIMIT: count(30),
+    /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
+    REDELIVER_RATE_WINDOW: rateWindow,
     /** How long an upstream service may take to answer before the request is 503. */
     UPSTREAM_TIMEOUT_MS: count(30_000),
     /**
@@ -84,11 +109,20 @@ export const configSchema = baseEnv
     }
   })
   .transform(
-    ({ GATEWAY_PORT, PORT, ALLOWED_ORIGINS, COOKIE_SECURE, IP_RATE_LIMIT_PER_MINUTE, ...env }) => ({
+    ({
+      GATEWAY_PORT,
+      PORT,
+      ALLOWED_ORIGINS,
+      COOKIE_SECURE,
+      IP_RATE_LIMIT_PER_MINUTE,
+      ACCOUNT_RATE_LIMIT_PER_MINUTE,
+      ...env
+    }) => ({
       ...env,
       PORT: GATEWAY_PORT ?? PORT ?? 8080,
-      // One address may carry several people's sessions (NAT); one knob raises both limits.
+      // One address may carry several people's sessions (NAT); one knob raises all three limits.
       IP_RATE_LIMIT_PER_MINUTE: IP_RATE_LIMIT_PER_MINUTE ?? 2 * env.RATE_LIMIT_PER_MINUTE,
+      ACCOUNT_RATE_LIMIT_PER_MINUTE: ACCOUNT_RATE_LIMIT_PER_MINUTE ?? env.RATE_LIMIT_PER_MINUTE,
       ALLOWED_ORIGINS: ALLOWED_ORIGINS ?? [env.PUBLIC_URL],
       COOKIE_SECURE: COOKIE_SECURE || env.NODE_ENV === 'production',
     }),

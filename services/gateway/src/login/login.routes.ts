@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { REQUEST_ID_HEADER, internal, jsonBody, requireJsonBody } from '@platform/shared';
 import { endSession, startSession } from '../sessions/sessions';
 import { LOGIN_PATH, LOGOUT_PATH, forwardLogin } from './auth-login';
@@ -6,8 +6,14 @@ import { LOGIN_PATH, LOGOUT_PATH, forwardLogin } from './auth-login';
 /**
  * The login callback: auth verifies the credential and the CSRF double submit; only its 200
  * starts a session (a new id). Its errors go back to the client unchanged, with no session.
+ * `rateLimit` counts the attempt before auth is asked, `limitAccount` the verified login against
+ * its account before the session starts (a 429 starts none).
  */
-export function loginRouter(options: { authUrl: string; rateLimit: RequestHandler }): Router {
+export function loginRouter(options: {
+  authUrl: string;
+  rateLimit: RequestHandler;
+  limitAccount: (req: Request, res: Response, accountId: string) => Promise<void>;
+}): Router {
   const router = Router();
   router.post(LOGIN_PATH, options.rateLimit, requireJsonBody, jsonBody(), async (req, res) => {
     const answer = await forwardLogin(options.authUrl, {
@@ -22,6 +28,7 @@ export function loginRouter(options: { authUrl: string; rateLimit: RequestHandle
     if (typeof answer.body.id !== 'string' || !answer.body.id) {
       throw internal('The login service answered without an account id.');
     }
+    await options.limitAccount(req, res, answer.body.id);
     await startSession(req, answer.body.id);
     res.json(answer.body);
   });

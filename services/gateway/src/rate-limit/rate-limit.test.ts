@@ -1,6 +1,7 @@
 import { errorBody, useRunning } from '@platform/shared/testing';
 import { startGateway, type TestGateway } from '../test/start-gateway';
-import { GOOD_CREDENTIAL } from '../test/stubs';
+import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
+import { newAccountId, startAccountsGateway } from '../test/accounts-auth';
 import { LOGIN_PATH } from '../login/auth-login';
 import { clientNetwork } from './rate-limit';
 
@@ -32,6 +33,7 @@ describe('rate limits', () => {
     const gateway = useRunning(() =>
       startGateway({
         RATE_LIMIT_PER_MINUTE: '3',
+        ACCOUNT_RATE_LIMIT_PER_MINUTE: '1000',
         IP_RATE_LIMIT_PER_MINUTE: '1000',
       }),
     );
@@ -149,8 +151,143 @@ describe('rate limits', () => {
       expect(reached).toBe(2);
       const [ipKey] = await gateway().keys('rl:ip:*');
       const [sessionKey] = await gateway().keys('rl:session:*');
+      const [accountKey] = await gateway().keys('rl:account:*');
       expect(await gateway().redis.get(ipKey!)).toBe('4');
       expect(await gateway().redis.get(sessionKey!)).toBe('3');
+      // The login counted against the account as well.
+      expect(accountKey).toBe(`${gateway().config.REDIS_PREFIX}rl:account:${STUB_ACCOUNT.id}`);
+      expect(await gateway().redis.get(accountKey!)).toBe('4');
+    });
+  });
+
+  describe('per account', () => {
+    const gateway = useRunning(() =>
+      startAccountsGateway({
+        RATE_LIMIT_PER_MINUTE: '1000',
+        ACCOUNT_RATE_LIMIT_PER_MINUTE: '4',
+        IP_RATE_LIMIT_PER_MINUTE: '1000',
+      }),
+    );
+    const list = (cookie: string) => gateway().request('/api/projects', { cookie });
+    const reachedProjects = () => gateway().stubs.projects.received.length;
+
+    it('carries the count on across a new login: a new session does not start afresh', async () => {
+      const account = newAccountId();
+      const first = await gateway().logInAs(account);
+      const statuses = [(await list(first)).status, (await list(first)).status];
+      const second = await gateway().logInAs(account);
+      const before = reachedProjects();
+
+      const limited = await list(second);
+
+      expect(second).not.toBe(first);
+      // The login, two requests, the second login: the account's 4 in this minute are spent.
+      expect(statuses).toEqual([200, 200]);
+      expectRateLimited(limited);
+      expect(reachedProjects()).toBe(before);
+      expect(limited.headers.get('ratelimit-limit')).toBe('4');
+      expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    });
+
+    it('counts the sessions of one account together, whichever session sends', async () => {
+      const account = newAccountId();
+      const one = await gateway().logInAs(account);
+      const other = await gateway().logInAs(account);
+
+      const answers = [await list(one), await list(other), await list(one), await list(other)];
+
+      expect(answers.map((a) => [a.status, a.headers.get('ratelimit-remaining')])).toEqual([
+        [200, '1'],
+        [200, '0'],
+        [429, '0'],
+        [429, '0'],
+      ]);
+      const [key, ...others] = await gateway().keys(`rl:account:${account}`);
+      expect(others).toEqual([]);
+      expect(await gateway().redis.get(key!)).toBe('6');
+    });
+
+    it('leaves another account alone', async () => {
+      const spent = newAccountId();
+      const cookie = await gateway().logInAs(spent);
+      for (let i = 0; i < 3; i++) await list(cookie);
+      expect((await list(cookie)).status).toBe(429);
+
+      const other = await gateway().logInAs(newAccountId());
+      const answer = await list(other);
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('ratelimit-remaining')).toBe('2');
+    });
+
+    it('refuses a login once the account has spent its count, starting no session', async () => {
+      const account = newAccountId();
+      const cookie = await gateway().logInAs(account);
+      for (let i = 0; i < 3; i++) await list(cookie);
+      const sessionsBefore = await gateway().keys('sess:*');
+
+      const login = await gateway().request(LOGIN_PATH, {
+        method: 'POST',
+        body: { credential: `account:${account}`, csrfToken: 'c' },
+        headers: { cookie: 'g_csrf_token=c' },
+      });
+
+      expectRateLimited(login);
+      expect(login.headers.getSetCookie()).toEqual([]);
+      expect(await gateway().keys('sess:*')).toEqual(sessionsBefore);
+    });
+  });
+
+  describe('logins per account', () => {
+    const gateway = useRunning(() =>
+      startAccountsGateway({ LOGIN_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY_HOPS: '1' }),
+    );
+    const logInFrom = (address: string, accountId: string) =>
+      gateway().request(LOGIN_PATH, {
+        method: 'POST',
+        body: { credential: `account:${accountId}`, csrfToken: 'c' },
+        headers: { cookie: 'g_csrf_token=c', 'x-forwarded-for': address },
+      });
+
+    it('are limited once auth has verified them, from whatever address they come', async () => {
+      const account = newAccountId();
+      const statuses = [
+        (await logInFrom('203.0.113.1', account)).status,
+        (await logInFrom('203.0.113.2', account)).status,
+      ];
+      const sessionsBefore = await gateway().keys('sess:*');
+
+      const limited = await logInFrom('203.0.113.3', account);
+      const anotherAccount = await logInFrom('203.0.113.4', newAccountId());
+
+      expect(statuses).toEqual([200, 200]);
+      expectRateLimited(limited);
+      expect(limited.headers.getSetCookie()).toEqual([]);
+      // Auth was asked (only it knows the account); no session started for the refused login.
+      expect(gateway().verifiedLogins.filter((id) => id === account)).toHaveLength(3);
+      expect(anotherAccount.status).toBe(200);
+      expect(await gateway().keys('sess:*')).toHaveLength(sessionsBefore.length + 1);
+    });
+
+    it("tell the most constrained limit, the address's or the account's, counted before or after auth", async () => {
+      const fields = (r: { headers: Headers }) => [
+        r.headers.get('ratelimit-limit'),
+        r.headers.get('ratelimit-remaining'),
+      ];
+      const first = await logInFrom('203.0.113.10', newAccountId());
+      // The address's last attempt this minute, of an account with one login left.
+      const second = await logInFrom('203.0.113.10', newAccountId());
+      const account = newAccountId();
+      await logInFrom('203.0.113.11', account);
+      // An address with one attempt left, the account's last login.
+      const third = await logInFrom('203.0.113.12', account);
+
+      expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
+      expect([fields(first), fields(second), fields(third)]).toEqual([
+        ['2', '1'],
+        ['2', '0'],
+        ['2', '0'],
+      ]);
     });
   });
 

@@ -35,28 +35,47 @@ function fixedWindowsClient(redis: Redis): FixedWindowsClient {
 
 export const RATE_WINDOW_MS = 60_000;
 
-export interface RateLimitRule {
+/**
+ * One limit: at most `limit` requests of a client in each window. `T` is what the client is read
+ * from: the request, for the middleware; for a limiter called from a handler, whatever it knows
+ * by then (the account a login verified).
+ */
+export interface RateLimitRule<T = Request> {
   /** e.g. `gateway:rl:ip:` — the client key is appended. */
   keyPrefix: string;
   limit: number;
   windowMs?: number;
   /** The client a request counts against; undefined = not limited by this rule. */
-  keyOf: (req: Request) => string | undefined;
+  keyOf: (subject: T) => string | undefined;
 }
 
+interface CountedWindow {
+  limit: number;
+  count: number;
+  /** Until the window's counter expires. */
+  resetMs: number;
+}
+
+/** Every window a request was counted in so far (several limiters may count one request). */
+const countedWindows = new WeakMap<Response, CountedWindow[]>();
+
 /**
- * 429 RATE_LIMITED with Retry-After once a request goes past the `limit` of any rule in its
- * window (every applicable rule counts the request, in one Redis call); 503 when Redis is down.
- * Every answer it lets through or refuses carries the RateLimit header fields.
+ * Counts a request against every rule whose client it has (in one Redis call): 429 RATE_LIMITED
+ * with Retry-After once it goes past the `limit` of any of them in its window; 503 when Redis is
+ * down. The RateLimit header fields describe the most constrained of all the windows the request
+ * was counted in, by this limiter and any before it.
  */
-export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): RequestHandler {
+export function rateLimiter<T>(options: {
+  redis: Redis;
+  rules: RateLimitRule<T>[];
+}): (subject: T, res: Response) => Promise<void> {
   const redis = fixedWindowsClient(options.redis);
-  return async (req, res, next) => {
+  return async (subject, res) => {
     const applied = options.rules.flatMap((rule) => {
-      const client = rule.keyOf(req);
+      const client = rule.keyOf(subject);
       return client === undefined ? [] : [{ rule, key: `${rule.keyPrefix}${client}` }];
     });
-    if (applied.length === 0) return next();
+    if (applied.length === 0) return;
     let counts: number[];
     try {
       counts = await redis[COMMAND](
@@ -72,19 +91,22 @@ export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): Re
       count: counts[2 * i]!,
       resetMs: counts[2 * i + 1]!,
     }));
-    setRateLimitHeaders(res, windows);
+    const all = [...(countedWindows.get(res) ?? []), ...windows];
+    countedWindows.set(res, all);
+    setRateLimitHeaders(res, all);
     // Past several limits, the client waits for the last of their windows to end.
     const exceeded = windows.filter((w) => w.count > w.limit);
     if (exceeded.length > 0) throw rateLimited(Math.max(...exceeded.map((w) => w.resetMs)) / 1000);
-    next();
   };
 }
 
-interface CountedWindow {
-  limit: number;
-  count: number;
-  /** Until the window's counter expires. */
-  resetMs: number;
+/** rateLimiter as middleware: every applicable rule counts the request before it goes on. */
+export function rateLimit(options: { redis: Redis; rules: RateLimitRule[] }): RequestHandler {
+  const limiter = rateLimiter(options);
+  return async (req, res, next) => {
+    await limiter(req, res);
+    next();
+  };
 }
 
 /**
@@ -129,6 +151,9 @@ export function clientNetwork(address: string): string {
     .map((g) => g.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
 }
+
+/** The logged-in account of the request's session (the session middleware has run). */
+export const sessionAccount = (req: Request) => req.session?.accountId || undefined;
 
 /** Sessions are counted under a digest of their id, so the key does not spell a live session id. */
 export const sessionDigest = (req: Request) =>
