@@ -171,6 +171,9 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     // A benchmark is one client hammering one session: the limits would measure 429s.
     RATE_LIMIT_PER_MINUTE: '1000000000',
     LOGIN_RATE_LIMIT_PER_MINUTE: '1000000000',
+    DEPLOY_RATE_LIMIT: '1000000000',
+    WEBHOOK_TEST_RATE_LIMIT: '1000000000',
+    REDELIVER_RATE_LIMIT: '1000000000',
     ...options.env,
   };
   say(`starting the stack (scripts/start.sh, STACK_NAME=${where.stackName}, gateway :28080)`);

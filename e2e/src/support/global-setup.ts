@@ -30,6 +30,10 @@ export default async function globalSetup(): Promise<void> {
       WEBHOOK_RETRY_SCHEDULE: '200ms,400ms,800ms',
       RATE_LIMIT_PER_MINUTE: '100000',
       LOGIN_RATE_LIMIT_PER_MINUTE: '100000',
+      // The burst fault test triggers hundreds of deployments a minute as one account.
+      DEPLOY_RATE_LIMIT: '100000',
+      WEBHOOK_TEST_RATE_LIMIT: '100000',
+      REDELIVER_RATE_LIMIT: '100000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
