@@ -170,7 +170,7 @@ describe('proxying /api to the services', () => {
 
   it('passes a service error through unchanged', async () => {
     const { response } = await through(gateway().stubs.projects, STUB_PATHS.conflict, {
-      method: 'POST',
+      method: 'PATCH',
       body: {},
     });
 
