@@ -21,6 +21,7 @@ export * from './http/body';
 export * from './http/identity';
 export * from './http/cookies';
 export * from './http/ownership';
+export * from './http/deletions';
 export * from './http/health';
 export * from './http/metrics';
 export * from './http/service-app';

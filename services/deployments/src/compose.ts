@@ -1,6 +1,7 @@
 import {
   Scheduler,
   createSecretBox,
+  deletionConfirmer,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -106,7 +107,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     kafka,
     connection,
     topics: CONSUMED_TOPICS,
-    handle: eventHandler(service, logger),
+    handle: eventHandler(service, deletionConfirmer(config), logger),
   });
 
   const scheduler = new Scheduler(logger);

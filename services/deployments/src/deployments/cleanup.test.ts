@@ -60,14 +60,16 @@ describe('project.deleted and service.deleted', () => {
     const otherProject = h.projects.addService(buildService({ accountId: api.accountId }));
     const services = [api, api, web, otherProject];
     const created = [];
+    // One after the other (a newer deployment cancels one still BUILDING); each runs, so each
+    // has its logs document too.
     for (const s of services) {
       const res = await h.api.trigger(s, { commitHash: newCommitHash() });
       expect(res.status).toBe(201);
       created.push(res.body.id as string);
+      await h.waitForStatus(s, res.body.id, 'DEPLOYED');
     }
-    // Each has run, so each has its logs document too.
-    for (const [i, id] of created.entries()) await h.waitForStatus(services[i]!, id, 'DEPLOYED');
 
+    h.projects.removeProject(api.projectId);
     await publish(TOPICS.projectDeleted, api.projectId, projectDeleted(api));
 
     const leftOf = async (projectId: string) => ({
@@ -92,6 +94,7 @@ describe('project.deleted and service.deleted', () => {
     await h.waitForStatus(doomed, gone.body.id, 'DEPLOYED');
     await h.waitForStatus(sibling, kept.body.id, 'DEPLOYED');
 
+    h.projects.removeService(doomed);
     await publish(TOPICS.serviceDeleted, doomed.serviceId, serviceDeleted(doomed));
 
     await waitFor(
@@ -107,6 +110,7 @@ describe('project.deleted and service.deleted', () => {
     const service = h.projects.addService();
     await h.api.trigger(service, { commitHash: newCommitHash() });
     const event = projectDeleted(service);
+    h.projects.removeProject(service.projectId);
     await publish(TOPICS.projectDeleted, service.projectId, event);
     await waitFor(async () => (await deploymentsOf(service)) === 0, {
       what: 'the deployments to go',
@@ -117,6 +121,9 @@ describe('project.deleted and service.deleted', () => {
     const kept = await h.api.trigger(later, { commitHash: newCommitHash() });
     const marker = h.projects.addService();
     const markerDeployment = await h.api.trigger(marker, { commitHash: newCommitHash() });
+    // Both projects deleted as far as the projects service is concerned.
+    h.projects.removeProject(service.projectId);
+    h.projects.removeProject(marker.projectId);
 
     await publish(TOPICS.projectDeleted, service.projectId, event);
     await publish(TOPICS.projectDeleted, marker.projectId, projectDeleted(marker));
@@ -141,6 +148,7 @@ describe('project.deleted and service.deleted', () => {
     });
     const pids = await steps.pidsOf(created.body.id);
 
+    h.projects.removeProject(service.projectId);
     await publish(TOPICS.projectDeleted, service.projectId, projectDeleted(service));
 
     const gone = async () =>
@@ -154,5 +162,34 @@ describe('project.deleted and service.deleted', () => {
     await h.worker!.stop();
     h.worker!.start();
     expect(await gone()).toBe(true);
+  });
+
+  it('deletes nothing for a deletion the projects service does not confirm, or of another account', async () => {
+    const live = h.projects.addService();
+    const sibling = h.projects.addService({ ...live, serviceId: buildService().serviceId });
+    const kept = await h.api.trigger(live, { commitHash: newCommitHash() });
+    const alsoKept = await h.api.trigger(sibling, { commitHash: newCommitHash() });
+    // The project is deleted for another account (which never owned it): nothing of this one's.
+    const stranger = buildService();
+    const marker = h.projects.addService();
+    const markerDeployment = await h.api.trigger(marker, { commitHash: newCommitHash() });
+    h.projects.removeProject(marker.projectId);
+
+    await publish(TOPICS.projectDeleted, live.projectId, projectDeleted(live));
+    await publish(TOPICS.serviceDeleted, live.serviceId, serviceDeleted(live));
+    await publish(
+      TOPICS.projectDeleted,
+      live.projectId,
+      projectDeleted({ ...live, accountId: stranger.accountId }),
+    );
+    await publish(TOPICS.projectDeleted, marker.projectId, projectDeleted(marker));
+    // Events of one key are handled in order; the marker's, last, shows the others were handled.
+    await waitFor(async () => (await h.document(markerDeployment.body.id)) === null, {
+      what: 'the marker event to be handled',
+    });
+
+    expect(await h.document(kept.body.id)).not.toBeNull();
+    expect(await h.document(alsoKept.body.id)).not.toBeNull();
+    expect(await deploymentsOf(live)).toBe(1);
   });
 });

@@ -49,6 +49,7 @@ export interface ProjectsCall {
 }
 
 const INTERNAL_SERVICE_PATH = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)(\/source)?$/;
+const INTERNAL_PROJECT_PATH = /^\/internal\/projects\/([^/]+)$/;
 
 /**
  * The projects service's internal endpoints, answered from memory over real HTTP as the projects
@@ -75,6 +76,16 @@ export async function startProjectsStub() {
       requestId: typeof requestId === 'string' ? requestId : undefined,
     });
     if (!accountId) return send(401, { error: 'UNAUTHORIZED', message: 'Login is required.' });
+    // A project exists (for its account) while one of its services is registered.
+    const project = req.method === 'GET' ? INTERNAL_PROJECT_PATH.exec(req.url ?? '') : null;
+    if (project) {
+      const live = [...services.entries()].some(
+        ([key, s]) => key.startsWith(`${project[1]}/`) && s.accountId === accountId,
+      );
+      return live
+        ? send(200, { accountId, projectId: project[1] })
+        : send(404, { error: 'NOT_FOUND', message: 'Project not found.' });
+    }
     const match = req.method === 'GET' ? INTERNAL_SERVICE_PATH.exec(req.url ?? '') : null;
     const [, projectId = '', serviceId = '', source] = match ?? [];
     const found = services.get(keyOf(projectId, serviceId));
@@ -116,8 +127,15 @@ export async function startProjectsStub() {
       if (!found) throw new Error(`service ${service.serviceId} is not registered`);
       found.source = { ...found.source, ...changes };
     },
+    /** What deleting the service in the projects service does: 404 for it from now on. */
     removeService(service: OwnedService) {
       services.delete(keyOf(service.projectId, service.serviceId));
+    },
+    /** What deleting the project does: 404 for it and every service of it from now on. */
+    removeProject(projectId: string) {
+      for (const key of [...services.keys()]) {
+        if (key.startsWith(`${projectId}/`)) services.delete(key);
+      }
     },
     close: () => server.close(),
   };

@@ -1,0 +1,166 @@
+/**
+ * Deploy latency: the time from a trigger through the gateway to the service's URL (through the
+ * gateway too) answering with the new commit, for the fixture app (a tiny Node web app in a git
+ * repository this benchmark makes), over BENCH_DEPLOYS (default 20) warm deployments after
+ * BENCH_WARMUP (default 3). Beside each one, in the same run, the same work is done by hand with
+ * the same commands: a shallow `git fetch` of the commit into a fresh directory, `node build.js`,
+ * `node server.js` on a free port until `GET /` answers. By hand has no API, database, events,
+ * sandbox or health gate: the ratio is what the platform adds to the work itself.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  createAppRepository,
+  FIXTURE_APP,
+  freePort,
+  type AppAnswer,
+} from '@platform/shared/testing';
+import { clientWithService } from './lib/client';
+import { intEnv } from './lib/env';
+import { ms, say } from './lib/log';
+import { verdict, writeResults } from './lib/results';
+import { main, startStack } from './lib/stack';
+import { distribution } from './lib/stats';
+import { resetStack } from './lib/stores';
+
+const run = promisify(execFile);
+const DEPLOYS = intEnv('BENCH_DEPLOYS', 20);
+const WARMUP = intEnv('BENCH_WARMUP', 3);
+const POLL_MS = 10;
+
+/** `GET url` sent to 127.0.0.1 with its Host (a `<serviceId>.localhost` name). */
+function get(url: string): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: target.pathname,
+        headers: { host: target.host },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Resolves once `url` answers 200 with the app built from `revision`. */
+async function answering(url: string, revision: string, deadline: number): Promise<void> {
+  for (;;) {
+    const answer = await get(url).catch(() => null);
+    if (answer?.status === 200 && (JSON.parse(answer.body) as AppAnswer).commit === revision)
+      return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer with ${revision} in time`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The same fetch, build and start by hand; resolves with its time in ms. */
+async function byHand(repositoryUrl: string, commitHash: string, revision: string) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-by-hand-'));
+  const port = await freePort();
+  const started = performance.now();
+  const git = (...args: string[]) => run('git', ['-C', dir, ...args]);
+  await git('init', '--quiet');
+  await git('fetch', '--quiet', '--depth=1', repositoryUrl, commitHash);
+  await git('checkout', '--quiet', '--detach', 'FETCH_HEAD');
+  await run('sh', ['-c', FIXTURE_APP.buildCommand], { cwd: dir });
+  const app = spawn('sh', ['-c', `exec ${FIXTURE_APP.startCommand}`], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, PORT: String(port) },
+    stdio: 'ignore',
+  });
+  try {
+    await answering(`http://127.0.0.1:${port}/`, revision, Date.now() + 30_000);
+    return performance.now() - started;
+  } finally {
+    app.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main('deploy-latency', 900, async () => {
+  const repository = await createAppRepository();
+  const stack = await startStack({ reset: resetStack, env: { SOURCE_ALLOW_LOCAL: 'true' } });
+  try {
+    const owner = await clientWithService(stack.gateway, 'deploy-latency', 'web');
+    const servicePath = `/api/projects/${owner.project.id}/services/${owner.service.id}`;
+    await owner.client.expect(200, 'PATCH', servicePath, {
+      repository: repository.url,
+      ...FIXTURE_APP,
+    });
+
+    const platform: number[] = [];
+    const manual: number[] = [];
+    for (let i = 0; i < WARMUP + DEPLOYS; i++) {
+      const commit = await repository.commit({ greeting: `version ${i}` });
+      const started = performance.now();
+      const created = await owner.client.expect(201, 'POST', `${servicePath}/deployments`, {
+        commitHash: commit.hash,
+      });
+      const url = await waitForUrl(owner.client, servicePath);
+      await answering(url, commit.revision, Date.now() + 60_000);
+      const elapsed = performance.now() - started;
+      const deployment = await owner.client.expect(
+        200,
+        'GET',
+        // The URL answers as soon as it is switched; DEPLOYED is recorded right after.
+        `${servicePath}/deployments/${created.id}?wait=30`,
+      );
+      if (deployment.status !== 'DEPLOYED') {
+        throw new Error(`deployment ${created.id} is ${deployment.status}:\n${deployment.logs}`);
+      }
+      const hand = await byHand(repository.url, commit.hash, commit.revision);
+      if (i >= WARMUP) {
+        platform.push(elapsed);
+        manual.push(hand);
+      }
+      say(
+        `deploy ${i + 1}${i < WARMUP ? ' (warm-up)' : ''}: platform ${ms(elapsed)} ms, by hand ${ms(hand)} ms`,
+      );
+    }
+
+    const viaPlatform = distribution(platform);
+    const viaHand = distribution(manual);
+    const ratio = Math.round((viaPlatform.p50 / viaHand.p50) * 100) / 100;
+    say(
+      `trigger → URL answering: p50 ${ms(viaPlatform.p50)} ms, p95 ${ms(viaPlatform.p95)} ms; by hand p50 ${ms(viaHand.p50)} ms, p95 ${ms(viaHand.p95)} ms; ratio of the p50s ${ratio}`,
+    );
+    writeResults('deploy-latency', {
+      config: { deploys: DEPLOYS, warmup: WARMUP, pollMs: POLL_MS },
+      platformMs: viaPlatform,
+      byHandMs: viaHand,
+      p50Ratio: ratio,
+      verdicts: [
+        verdict('trigger → URL answering, p95', ms(viaPlatform.p95), '<=', 5_000, ' ms'),
+        verdict('platform p50 over by-hand p50', ratio, '<=', 5),
+      ],
+    });
+  } finally {
+    await repository.close();
+  }
+});
+
+/** The service's `url`, once projects has learned it from the first DEPLOYED event. */
+async function waitForUrl(
+  client: Awaited<ReturnType<typeof clientWithService>>['client'],
+  servicePath: string,
+): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const service = await client.expect(200, 'GET', servicePath);
+    if (service.url) return service.url as string;
+    if (Date.now() > deadline) throw new Error('the service never got its url');
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}

@@ -1,0 +1,35 @@
+import { AppError } from '../errors';
+import type { ProjectDeletedEvent, ServiceDeletedEvent } from '../events';
+import { createInternalClient } from '../internal-client';
+
+/**
+ * Whether the projects service confirms a deletion event (contracts.md "Trust inside the
+ * platform": a consumer acts only on what the owning service confirms). Asked as the event's
+ * account: the project (or service) is deleted when projects answers 404 for it; while it still
+ * answers 200 the event is not acted on (a forged or mistaken message deletes nothing). Another
+ * answer (projects unreachable) throws, so the consumer retries the event later.
+ */
+export function deletionConfirmer(config: { PROJECTS_URL: string; INTERNAL_SECRET: string }) {
+  const projects = createInternalClient({
+    baseUrl: config.PROJECTS_URL,
+    service: 'projects',
+    internalSecret: config.INTERNAL_SECRET,
+  });
+  return {
+    async isDeleted(event: ProjectDeletedEvent | ServiceDeletedEvent): Promise<boolean> {
+      const path =
+        event.type === 'project.deleted'
+          ? `/internal/projects/${encodeURIComponent(event.projectId)}`
+          : `/internal/projects/${encodeURIComponent(event.projectId)}/services/${encodeURIComponent(event.serviceId)}`;
+      try {
+        await projects.getJson(path, { accountId: event.accountId });
+        return false;
+      } catch (err) {
+        if (err instanceof AppError && err.status === 404) return true;
+        throw err;
+      }
+    },
+  };
+}
+
+export type DeletionConfirmer = ReturnType<typeof deletionConfirmer>;
