@@ -14,6 +14,13 @@
  * the pipeline's concurrency) run at a time. For the breakdown, a Kafka consumer of our own
  * notes when each event was published, and the delivery records give when webhooks recorded it
  * and started the attempt.
+ *
+ * Stale since the simulated steps were removed: the deployments service no longer reads
+ * BUILD_COMMAND or DEPLOY_COMMAND (it fetches the service's repository, builds and runs it), so
+ * the env below does nothing and the seeded services, which have no repository, make each
+ * deployment FAILED at once (two changes, BUILDING and FAILED). The figures in bench/README.md
+ * were measured with the simulated steps. Measuring this again needs a service with a repository
+ * (createAppRepository of @platform/shared/testing) and counting the real steps' time out.
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
@@ -57,6 +64,7 @@ interface Change {
 main(RESULTS_NAME, 1800, async () => {
   const stack = await startStack({
     reset: resetStack,
+    // BUILD_COMMAND and DEPLOY_COMMAND are no longer read (see the header).
     env: { BUILD_COMMAND: 'true', DEPLOY_COMMAND: 'true', WEBHOOK_RETRY_SCHEDULE: '1s,2s,5s' },
   });
 

@@ -98,7 +98,10 @@ export async function stopAll(): Promise<void> {
 }
 
 export interface StartOptions {
-  /** Added to the stack's environment (BUILD_COMMAND, LOG_LEVEL, NODE_OPTIONS...). */
+  /**
+   * Added to the stack's environment (LOG_LEVEL, NODE_OPTIONS, WEBHOOK_RETRY_SCHEDULE...). The
+   * deployments service no longer reads BUILD_COMMAND/DEPLOY_COMMAND: its simulated steps are gone.
+   */
   env?: Record<string, string>;
   /**
    * Before starting: drop the stack's databases and Redis keys, so every run starts from the
