@@ -22,18 +22,23 @@ export class AppError extends Error {
   }
 }
 
-export type ErrorCode =
-  | 'UNAUTHORIZED'
-  | 'INVALID_REQUEST'
-  | 'VALIDATION_ERROR'
-  | 'CSRF_FAILED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL';
+/** Every error code of the API (contracts.md, Status codes and errors), in one list. */
+export const ERROR_CODES = [
+  'UNAUTHORIZED',
+  'INVALID_REQUEST',
+  'VALIDATION_ERROR',
+  'CSRF_FAILED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'RATE_LIMITED',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface ErrorDetail {
   path: string;
@@ -61,6 +66,16 @@ export const forbidden = (message = 'This request is not allowed.') =>
   new AppError('FORBIDDEN', 403, message);
 
 export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', 404, `${what} not found.`);
+
+/** A method the path does not have; `Allow` lists the ones it has (RFC 9110, 15.5.6). */
+export const methodNotAllowed = (method: string, allowed: string[]) =>
+  new AppError(
+    'METHOD_NOT_ALLOWED',
+    405,
+    `${method} is not allowed here: use ${allowed.join(', ')}.`,
+    undefined,
+    { Allow: allowed.join(', ') },
+  );
 
 export const conflict = (message: string) => new AppError('CONFLICT', 409, message);
 

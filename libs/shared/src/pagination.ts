@@ -10,8 +10,23 @@ import { validationError } from './errors';
  */
 export const listQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).optional(),
-    cursor: z.string().min(1).max(200).optional(),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        "Page size. Without it: projects and services return all of the account's (at most the quota); deployments return the newest 20.",
+      ),
+    cursor: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "Opaque cursor from a previous page's `nextCursor`; an invalid one is 400 VALIDATION_ERROR.",
+      ),
   })
   .strict();
 

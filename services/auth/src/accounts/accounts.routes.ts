@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { accountIdOf, unauthorized } from '@platform/shared';
 import type { AccountsRepository } from './accounts.repository';
+import { toCurrentAccount } from './accounts.schemas';
 
 export function accountsRouter(accounts: AccountsRepository): Router {
   const router = Router();
@@ -8,12 +9,7 @@ export function accountsRouter(accounts: AccountsRepository): Router {
     const account = await accounts.findById(accountIdOf(req));
     // A session for an account that no longer exists is no login at all.
     if (!account) throw unauthorized();
-    res.json({
-      id: account.id,
-      email: account.email,
-      name: account.name,
-      createdAt: account.createdAt.toISOString(),
-    });
+    res.json(toCurrentAccount(account));
   });
   return router;
 }

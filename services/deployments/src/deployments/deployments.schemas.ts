@@ -6,9 +6,17 @@ import type { Deployment, DeploymentWithLogs } from './deployments.repository';
 export const deploymentListQuery = listQuery.extend({
   status: z
     .string()
+    // Said by the pipe too; written as a pattern so that the API document says it.
+    .regex(
+      new RegExp(`^(${DEPLOYMENT_STATUSES.join('|')})(,(${DEPLOYMENT_STATUSES.join('|')}))*$`),
+      `must be a comma-separated list of ${DEPLOYMENT_STATUSES.join(', ')}`,
+    )
     .transform((value) => value.split(','))
     .pipe(z.array(z.enum(DEPLOYMENT_STATUSES)).min(1))
-    .optional(),
+    .optional()
+    .describe(
+      'Only deployments in one of these statuses, comma-separated (`FAILED,CANCELLED`); works with `limit` and `cursor`. An unknown status is 400 VALIDATION_ERROR.',
+    ),
 });
 
 /** `GET …/:deploymentId?wait=N`: answer once final, or after N seconds (1–300). */
@@ -19,7 +27,8 @@ export const deploymentQuery = z
       .int('must be a whole number of seconds')
       .min(1, 'must be 1 to 300 seconds')
       .max(300, 'must be 1 to 300 seconds')
-      .optional(),
+      .optional()
+      .describe('Seconds to wait for the deployment to be final, 1 to 300; another value is 400.'),
   })
   .strict();
 
@@ -41,7 +50,10 @@ export const idempotencyHeaders = z.object({
   [IDEMPOTENCY_KEY_HEADER]: z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters')
-    .optional(),
+    .optional()
+    .describe(
+      'A repeat with the same key and body within 24 hours returns the first response and creates nothing; the same key with another body is 409.',
+    ),
 });
 
 export interface TriggerResponse {

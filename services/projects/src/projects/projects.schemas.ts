@@ -6,7 +6,9 @@ import type { Project } from './projects.repository';
 export const DESCRIPTION_MAX_LENGTH = 2_000;
 
 // Free text: newline and tab kept, every other control character refused (contracts.md, Trust).
-const descriptionSchema = multilineText(DESCRIPTION_MAX_LENGTH);
+const descriptionSchema = multilineText(DESCRIPTION_MAX_LENGTH).describe(
+  'Up to 2,000 characters; newline and tab are kept, other control characters refused.',
+);
 
 export const createProjectBody = z
   .object({ name: nameSchema, description: descriptionSchema.default('') })

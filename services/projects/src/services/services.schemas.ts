@@ -94,23 +94,46 @@ const orDefault = <T extends z.ZodTypeAny>(schema: T, fallback: z.output<T>) =>
     .optional()
     .transform((value: z.output<T> | null | undefined) => (value === null ? fallback : value));
 
+/** What each setting means, as the API document says it (tools/openapi). */
+export const SETTING_DESCRIPTIONS = {
+  repository:
+    'A git URL: `https://host/owner/repo.git`. No credentials inside it; a host that resolves to a loopback, private, shared, link-local or multicast address is 400. `http://` and `file:///path` only when the platform runs with `SOURCE_ALLOW_LOCAL=true` (the local stack). null: no repository (a deployment then fails at once).',
+  branch: 'A git branch name, fetched with the commit. Default `main`.',
+  rootDirectory:
+    'Where the commands run: a path relative to the repository\'s root, without `..` or a leading `/` (`./a//b/` is stored as `a/b`). Default `""`, the root.',
+  buildCommand:
+    'Run in `rootDirectory` of the checkout to build it; null: no build step. Up to 1,000 characters, run with `sh -c`; control characters other than newline and tab are refused. An empty or blank command is stored as null.',
+  startCommand:
+    'The long-running process of the app; it must listen on `$PORT`. null: none. Up to 1,000 characters, run with `sh -c`; control characters other than newline and tab are refused. An empty or blank command is stored as null.',
+  healthCheckPath:
+    'Requested with GET once the app has started: a 2xx or 3xx answer makes the deployment live. Starts with `/`. Default `/`.',
+};
+
 const settingsFields = {
-  repository: repositorySchema.nullable().optional(),
-  branch: orDefault(branchSchema, DEFAULT_SETTINGS.branch),
-  rootDirectory: orDefault(rootDirectorySchema, DEFAULT_SETTINGS.rootDirectory),
-  buildCommand: commandSchema.nullable().optional(),
-  startCommand: commandSchema.nullable().optional(),
-  healthCheckPath: orDefault(healthCheckPathSchema, DEFAULT_SETTINGS.healthCheckPath),
+  repository: repositorySchema.nullable().optional().describe(SETTING_DESCRIPTIONS.repository),
+  branch: orDefault(branchSchema, DEFAULT_SETTINGS.branch).describe(SETTING_DESCRIPTIONS.branch),
+  rootDirectory: orDefault(rootDirectorySchema, DEFAULT_SETTINGS.rootDirectory).describe(
+    SETTING_DESCRIPTIONS.rootDirectory,
+  ),
+  buildCommand: commandSchema.nullable().optional().describe(SETTING_DESCRIPTIONS.buildCommand),
+  startCommand: commandSchema.nullable().optional().describe(SETTING_DESCRIPTIONS.startCommand),
+  healthCheckPath: orDefault(healthCheckPathSchema, DEFAULT_SETTINGS.healthCheckPath).describe(
+    SETTING_DESCRIPTIONS.healthCheckPath,
+  ),
 };
 
 /** A new service: its name and any of its settings (`url` is read-only, so unknown here). */
-export const createServiceBody = z.object({ name: nameSchema, ...settingsFields }).strict();
+const serviceName = nameSchema.describe(
+  'Same rules as a project name; unique within the project (409). A project holds at most 1,000 services.',
+);
+
+export const createServiceBody = z.object({ name: serviceName, ...settingsFields }).strict();
 export type CreateServiceBody = z.infer<typeof createServiceBody>;
 
 // A body that changes nothing is refused by the route (nothingToChange), not here: a refinement
 // would add its complaint to that of an unknown field.
 export const updateServiceBody = z
-  .object({ name: nameSchema.optional(), ...settingsFields })
+  .object({ name: serviceName.optional(), ...settingsFields })
   .strict();
 export type UpdateServiceBody = z.infer<typeof updateServiceBody>;
 

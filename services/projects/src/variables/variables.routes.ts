@@ -1,13 +1,10 @@
 import { Router } from 'express';
 import { accountIdOf, validate } from '@platform/shared';
-import { z } from 'zod';
-import { putVariableBody, toVariableResponse, variableName } from './variables.schemas';
+import { putVariableBody, toVariableResponse, variableParams } from './variables.schemas';
 import type { VariablesService } from './variables.service';
 
 const VARIABLES = '/api/projects/:projectId/services/:serviceId/variables';
 const VARIABLE = `${VARIABLES}/:name`;
-
-const nameParam = z.object({ name: variableName });
 
 export function variablesRouter(variables: VariablesService): Router {
   const router = Router();
@@ -19,7 +16,7 @@ export function variablesRouter(variables: VariablesService): Router {
   });
 
   router.put(VARIABLE, async (req, res) => {
-    const { name } = validate(nameParam, { name: req.params.name });
+    const { name } = validate(variableParams, { name: req.params.name });
     const body = validate(putVariableBody, req.body ?? {});
     const { projectId, serviceId } = req.params;
     const { variable, created } = await variables.putVariable(
@@ -33,7 +30,7 @@ export function variablesRouter(variables: VariablesService): Router {
   });
 
   router.delete(VARIABLE, async (req, res) => {
-    const { name } = validate(nameParam, { name: req.params.name });
+    const { name } = validate(variableParams, { name: req.params.name });
     const { projectId, serviceId } = req.params;
     await variables.deleteVariable(accountIdOf(req), projectId, serviceId, name);
     res.status(204).end();

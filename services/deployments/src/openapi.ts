@@ -1,0 +1,167 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { DEPLOYMENT_STATUSES } from '@platform/shared';
+import {
+  deploymentListQuery,
+  deploymentQuery,
+  idempotencyHeaders,
+  toDeploymentResponse,
+  toListItem,
+  toTriggerResponse,
+  triggerBody,
+} from './deployments/deployments.schemas';
+
+const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
+
+/**
+ * The deployments service's part of the public API document (tools/openapi assembles it), with
+ * the schemas the routes validate and answer with. Call after extendZodWithOpenApi(z).
+ */
+export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
+  const id = z.string().openapi({ description: 'Opaque identifier' });
+  const timestamp = z.string().datetime().openapi({ description: 'ISO 8601 UTC timestamp' });
+  const commitHash = z
+    .string()
+    .regex(/^[0-9a-f]{7,64}$/)
+    .openapi({ description: 'Stored lower-case.' });
+  const deployedAt = z
+    .string()
+    .datetime()
+    .optional()
+    .openapi({ description: 'Only once DEPLOYED.' });
+
+  const triggered = z
+    .object({ id, serviceId: id, status: z.literal('BUILDING'), commitHash, createdAt: timestamp })
+    .strict()
+    .openapi('TriggeredDeployment', {
+      description: "The trigger's answer: no commitMessage, deployedAt or logs.",
+    });
+  const listItemFields = {
+    id,
+    serviceId: id,
+    status: z.enum(DEPLOYMENT_STATUSES),
+    commitHash,
+    commitMessage: z.string(),
+    createdAt: timestamp,
+    deployedAt,
+  };
+  const listItem = z.object(listItemFields).strict().openapi('DeploymentListItem');
+  const deployment = z
+    .object({
+      ...listItemFields,
+      logs: z
+        .string()
+        .openapi({ description: 'Build and deploy output, bounded in size (oldest trimmed).' }),
+    })
+    .strict()
+    .openapi('Deployment');
+  const list = z
+    .object({ deployments: z.array(listItem), nextCursor: z.string().optional() })
+    .strict()
+    .openapi('DeploymentList');
+
+  // What the routes answer is what the document says (checked by the compiler).
+  const answers: [
+    (...a: Parameters<typeof toTriggerResponse>) => z.infer<typeof triggered>,
+    (...a: Parameters<typeof toListItem>) => z.infer<typeof listItem>,
+    (...a: Parameters<typeof toDeploymentResponse>) => z.infer<typeof deployment>,
+  ] = [toTriggerResponse, toListItem, toDeploymentResponse];
+  void answers;
+
+  const serviceParams = z.object({
+    projectId: z.string().openapi({ description: 'Project id' }),
+    serviceId: z.string().openapi({ description: 'Service id' }),
+  });
+  const deploymentParams = serviceParams.extend({
+    deploymentId: z.string().openapi({ description: 'Deployment id' }),
+  });
+  const DEPLOYMENTS = '/api/projects/{projectId}/services/{serviceId}/deployments';
+  const DEPLOYMENT = `${DEPLOYMENTS}/{deploymentId}`;
+  const created = (description: string) => ({
+    201: { description, ...json(triggered) },
+    409: ref('Conflict'),
+  });
+
+  const paths: RouteConfig[] = [
+    {
+      method: 'get',
+      path: DEPLOYMENTS,
+      summary: "List a service's deployments",
+      tags: ['Deployments'],
+      operationId: 'listDeployments',
+      request: { params: serviceParams, query: deploymentListQuery },
+      responses: {
+        200: { description: 'Newest first; without `limit` the newest 20.', ...json(list) },
+      },
+    },
+    {
+      method: 'post',
+      path: DEPLOYMENTS,
+      summary: 'Trigger a deployment',
+      tags: ['Deployments'],
+      operationId: 'triggerDeployment',
+      request: {
+        params: serviceParams,
+        headers: idempotencyHeaders,
+        body: {
+          required: true,
+          ...json(triggerBody.openapi('TriggerDeployment')),
+        },
+      },
+      responses: created(
+        "The new deployment, BUILDING. The pipeline then fetches the commit and runs the service's buildCommand, then its startCommand until the health check answers: BUILDING → DEPLOYING → DEPLOYED, or FAILED (the log says why) or CANCELLED.",
+      ),
+    },
+    {
+      method: 'get',
+      path: DEPLOYMENT,
+      summary: 'Get a deployment with its logs',
+      tags: ['Deployments'],
+      operationId: 'getDeployment',
+      description:
+        'With `wait=N`, the answer comes as soon as the deployment is final (DEPLOYED, FAILED or CANCELLED), or after N seconds with its state then: a client (a CI job) waits for a deploy without polling.',
+      request: { params: deploymentParams, query: deploymentQuery },
+      responses: { 200: { description: 'The deployment', ...json(deployment) } },
+    },
+    {
+      method: 'post',
+      path: `${DEPLOYMENT}/cancel`,
+      summary: 'Cancel a deployment',
+      tags: ['Deployments'],
+      operationId: 'cancelDeployment',
+      description: '409 CONFLICT when it is already DEPLOYED, FAILED or CANCELLED.',
+      request: { params: deploymentParams },
+      responses: {
+        200: {
+          description: 'The deployment, CANCELLED; a running step is stopped.',
+          ...json(deployment),
+        },
+        409: ref('Conflict'),
+      },
+    },
+    {
+      method: 'post',
+      path: `${DEPLOYMENT}/redeploy`,
+      summary: 'Deploy the same commit again',
+      tags: ['Deployments'],
+      operationId: 'redeployDeployment',
+      description:
+        'A new deployment of the same `commitHash` and `commitMessage`, built again, with the variables as they are now. Honours `Idempotency-Key` like the trigger.',
+      request: { params: deploymentParams, headers: idempotencyHeaders },
+      responses: created('The new deployment, BUILDING.'),
+    },
+    {
+      method: 'post',
+      path: `${DEPLOYMENT}/rollback`,
+      summary: 'Run the build of an earlier deployment again',
+      tags: ['Deployments'],
+      operationId: 'rollbackDeployment',
+      description:
+        "A new deployment that runs the build of `deploymentId` again, with that deployment's variables; its log says which build it reuses. Only a deployment that reached DEPLOYED, whose build is still kept (the last 10 successful builds of a service are), can be rolled back to: otherwise 409 CONFLICT. Honours `Idempotency-Key` like the trigger.",
+      request: { params: deploymentParams, headers: idempotencyHeaders },
+      responses: created('The new deployment, BUILDING.'),
+    },
+  ];
+  for (const path of paths) registry.registerPath(path);
+}
