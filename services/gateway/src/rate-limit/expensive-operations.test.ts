@@ -69,6 +69,7 @@ describe('expensive operations', () => {
       await post(cookie, `${paths.trigger}//?x=1`),
       await post(cookie, paths.redeploy.replace('/redeploy', '/ReDeploy')),
       await post(cookie, paths.rollback.replace('/rollback', '/%72ollback')),
+      await post(cookie, paths.redeploy.replace('/deployments/', '/deployments//')),
     ];
 
     expect(allowed.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -175,6 +176,8 @@ describe('isOperation', () => {
     ['POST', `${base}/ABC123/redeploy`, 'deploy'],
     ['POST', `${base}/abc123/Rollback//`, 'deploy'],
     ['POST', `${base}/abc123/%72ollback`, 'deploy'],
+    ['POST', `${base}//abc123//redeploy`, 'deploy'],
+    ['POST', `/api/projects/${ids.p}//services/${ids.s}/deployments`, 'deploy'],
     ['POST', `${webhook}/test`, 'webhookTest'],
     ['POST', `${webhook}/TEST/`, 'webhookTest'],
     ['POST', `${webhook}/deliveries/ABC/redeliver`, 'redeliver'],

@@ -5,8 +5,8 @@ import { clientIp, sessionAccount, sessionDigest, type RateLimitRule } from './r
 /**
  * The operations that cost far more than a request (a build, an outgoing HTTP call), each with
  * a stricter limit per account. A path matches in any letter case (ids are lower-case hex, but
- * the services take them, and their routes, in any case), percent-encoded or not, with or
- * without trailing slashes and query: no spelling of the path steps around the limit.
+ * the services take them, and their routes, in any case), percent-encoded or not, with doubled
+ * or trailing slashes and any query: no spelling of the path steps around the limit.
  */
 const SEGMENT = '[^/]+';
 export const EXPENSIVE_OPERATIONS = {
@@ -25,11 +25,14 @@ export const EXPENSIVE_OPERATIONS = {
 };
 export type ExpensiveOperation = keyof typeof EXPENSIVE_OPERATIONS;
 
-/** The request's path as sent (query aside), and decoded when it decodes. */
+/**
+ * The request's path as sent (query aside), and decoded when it decodes; runs of slashes as one,
+ * as the proxy forwards them.
+ */
 function pathsOf(req: Request): string[] {
-  const raw = req.originalUrl.split('?')[0]!;
+  const raw = req.originalUrl.split('?')[0]!.replace(/\/{2,}/g, '/');
   try {
-    return [raw, decodeURIComponent(raw)];
+    return [raw, decodeURIComponent(raw).replace(/\/{2,}/g, '/')];
   } catch {
     return [raw];
   }
