@@ -115,15 +115,29 @@ describe('The product’s list and work queries are served by their indexes', ()
       index: 'webhookId_1_createdAt_-1__id_-1',
       query: () => deepPage(Delivery, { webhookId }),
     },
+    // The worker takes accounts in turn: the next account after the last one served...
     {
-      name: 'the delivery worker’s next due delivery',
+      name: 'the delivery worker’s next due delivery, of the next account',
+      query: () =>
+        Delivery.find({
+          status: 'pending',
+          nextAttemptAt: { $lte: new Date() },
+          leaseUntil: { $not: { $gt: new Date() } },
+          accountId: { $gt: accountId },
+        })
+          .sort({ accountId: 1, nextAttemptAt: 1, _id: 1 })
+          .limit(1),
+    },
+    // ...and, past the last account, from the first again.
+    {
+      name: 'the delivery worker’s next due delivery, starting over',
       query: () =>
         Delivery.find({
           status: 'pending',
           nextAttemptAt: { $lte: new Date() },
           leaseUntil: { $not: { $gt: new Date() } },
         })
-          .sort({ nextAttemptAt: 1, _id: 1 })
+          .sort({ accountId: 1, nextAttemptAt: 1, _id: 1 })
           .limit(1),
     },
   ];
