@@ -193,8 +193,39 @@ describe('the sandbox of a build', () => {
     expect(deployed.logs).not.toContain(h.config.ENCRYPTION_KEY);
   });
 
-  describe('with a time limit of 1 s', () => {
-    const short = useHarness({ pipeline: { STEP_TIMEOUT: '1s' } });
+  describe('with a time limit of 2 s, 40 processes and 1.5 GiB', () => {
+    const short = useHarness({
+      pipeline: {
+        STEP_TIMEOUT: '2s',
+        BUILD_PROCESSES: '40',
+        BUILD_MEMORY_BYTES: String(1.5 * 1024 ** 3),
+      },
+    });
+
+    it('stops a build that forks without bound, and fails it', async () => {
+      const { service, id } = await short.newDeployment(
+        {},
+        { buildCommand: 'bomb() { bomb | bomb & }; bomb; exec sleep 60' },
+      );
+
+      const failed = await short.waitForStatus(service, id, 'FAILED', SLOW);
+
+      expect(failed.logs).toContain('Cannot fork');
+      expect(failed.logs).toContain('The build command ran longer than 2.0 s and was stopped.');
+    });
+
+    it('fails a build that allocates past its memory limit', async () => {
+      const allocate =
+        'node -e "const kept = []; for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(64 * 1024 * 1024, 1)); console.log(\'allocated 4 GiB\')"';
+      const { service, id } = await short.newDeployment({}, { buildCommand: allocate });
+
+      const failed = await short.waitForStatus(service, id, 'FAILED', SLOW);
+
+      // (The command line itself, which the log shows, holds the words.)
+      expect(failed.logs).not.toContain('\nallocated 4 GiB\n');
+      expect(failed.logs).toMatch(/allocation failed|out of memory/i);
+      expect(failed.logs).toMatch(/The build command (failed with exit code|was killed by)/);
+    });
 
     it('fails a build past its time limit', async () => {
       const { service, id } = await short.newDeployment(
@@ -205,7 +236,7 @@ describe('the sandbox of a build', () => {
       const failed = await short.waitForStatus(service, id, 'FAILED', SLOW);
 
       expect(failed.logs).toContain('started');
-      expect(failed.logs).toContain('The build command ran longer than 1.0 s and was stopped.');
+      expect(failed.logs).toContain('The build command ran longer than 2.0 s and was stopped.');
     });
   });
 });
