@@ -2,6 +2,14 @@ import { baseEnv, booleanEnv, commaList, durationEnv } from '@platform/shared';
 import { z } from 'zod';
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+/** The rate limits' defaults (per minute), which the API document quotes as well. */
+export const RATE_LIMIT_DEFAULTS = {
+  perSession: 600,
+  login: 20,
+  deploy: 30,
+  webhookTest: 10,
+  redeliver: 30,
+};
 const port = z.coerce.number().int().min(0).max(65535);
 // Upstream services are plain HTTP on the internal network (one keep-alive http.Agent).
 const serviceUrl = z
@@ -61,7 +69,7 @@ export const configSchema = baseEnv
     /** dev-idp, proxied at /dev/ when NODE_ENV is not production. */
     DEV_IDP_URL: serviceUrl.optional(),
     /** Requests per minute per session. */
-    RATE_LIMIT_PER_MINUTE: count(600),
+    RATE_LIMIT_PER_MINUTE: count(RATE_LIMIT_DEFAULTS.perSession),
     /**
      * Requests per minute per account, all its sessions and its logins together (signing in
      * again does not start a fresh count); default RATE_LIMIT_PER_MINUTE.
@@ -73,20 +81,20 @@ export const configSchema = baseEnv
      * Login attempts per minute per client IP (before auth is asked), and logins per minute per
      * account (once auth has verified the credential, before the session starts).
      */
-    LOGIN_RATE_LIMIT_PER_MINUTE: count(20),
+    LOGIN_RATE_LIMIT_PER_MINUTE: count(RATE_LIMIT_DEFAULTS.login),
     /**
      * Deployments an account may start per DEPLOY_RATE_WINDOW: triggers, redeploys and rollbacks
      * together, each a build or a start on the runtime.
      */
-    DEPLOY_RATE_LIMIT: count(30),
+    DEPLOY_RATE_LIMIT: count(RATE_LIMIT_DEFAULTS.deploy),
     /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
     DEPLOY_RATE_WINDOW: rateWindow,
     /** Webhook test sends per account per WEBHOOK_TEST_RATE_WINDOW (each an outgoing request). */
-    WEBHOOK_TEST_RATE_LIMIT: count(10),
+    WEBHOOK_TEST_RATE_LIMIT: count(RATE_LIMIT_DEFAULTS.webhookTest),
     /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
     WEBHOOK_TEST_RATE_WINDOW: rateWindow,
     /** Redeliveries per account per REDELIVER_RATE_WINDOW (each an outgoing request). */
-    REDELIVER_RATE_LIMIT: count(30),
+    REDELIVER_RATE_LIMIT: count(RATE_LIMIT_DEFAULTS.redeliver),
     /** Its window: a duration (`30s`, `1m`, `1h`), default `1m`. */
     REDELIVER_RATE_WINDOW: rateWindow,
     /** How long an upstream service may take to answer before the request is 503. */

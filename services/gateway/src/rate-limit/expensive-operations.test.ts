@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { errorBody, useRunning } from '@platform/shared/testing';
 import { newAccountId, startAccountsGateway } from '../test/accounts-auth';
-import { isOperation, type ExpensiveOperation } from './rules';
+import { expensiveOperationAt, isOperation, type ExpensiveOperation } from './rules';
 
 const TEN_MINUTES_S = 600;
 
@@ -196,5 +196,36 @@ describe('isOperation', () => {
     ['POST', `${webhook}/test`, 'redeliver'],
   ])('does not count %s %s as %s', (method, path, operation) => {
     expect(isOperation(request(method, path), operation)).toBe(false);
+  });
+});
+
+describe('expensiveOperationAt', () => {
+  it.each([
+    ['post', '/api/projects/{projectId}/services/{serviceId}/deployments', 'deploy'],
+    [
+      'post',
+      '/api/projects/{projectId}/services/{serviceId}/deployments/{deploymentId}/redeploy',
+      'deploy',
+    ],
+    [
+      'post',
+      '/api/projects/{projectId}/services/{serviceId}/deployments/{deploymentId}/rollback',
+      'deploy',
+    ],
+    ['post', '/api/projects/{projectId}/webhooks/{webhookId}/test', 'webhookTest'],
+    [
+      'post',
+      '/api/projects/{projectId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver',
+      'redeliver',
+    ],
+    ['get', '/api/projects/{projectId}/services/{serviceId}/deployments', undefined],
+    [
+      'post',
+      '/api/projects/{projectId}/services/{serviceId}/deployments/{deploymentId}/cancel',
+      undefined,
+    ],
+    ['post', '/api/projects/{projectId}/webhooks', undefined],
+  ])('finds in %s %s the operation %s (documented paths too)', (method, path, operation) => {
+    expect(expensiveOperationAt(method, path)).toBe(operation);
   });
 });

@@ -38,11 +38,19 @@ function pathsOf(req: Request): string[] {
   }
 }
 
-/** Whether the request is `operation`: always a POST, to one of its paths. */
+/**
+ * The expensive operation a method and path are, if any: always a POST, to one of its paths. A
+ * documented path template (`/api/projects/{projectId}/…`) is one as well.
+ */
+export function expensiveOperationAt(method: string, path: string): ExpensiveOperation | undefined {
+  if (method.toUpperCase() !== 'POST') return undefined;
+  const operations = Object.keys(EXPENSIVE_OPERATIONS) as ExpensiveOperation[];
+  return operations.find((operation) => EXPENSIVE_OPERATIONS[operation].test(path));
+}
+
+/** Whether the request is `operation`, however its path is spelled. */
 export function isOperation(req: Request, operation: ExpensiveOperation): boolean {
-  return (
-    req.method === 'POST' && pathsOf(req).some((path) => EXPENSIVE_OPERATIONS[operation].test(path))
-  );
+  return pathsOf(req).some((path) => expensiveOperationAt(req.method, path) === operation);
 }
 
 /** A login the credential of which auth has verified: the account is known from here on. */
