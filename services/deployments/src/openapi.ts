@@ -101,6 +101,8 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       summary: 'Trigger a deployment',
       tags: ['Deployments'],
       operationId: 'triggerDeployment',
+      description:
+        "Takes the service's source settings and variables as they are now (later changes do not affect this deployment). BUILDING: the platform fetches `commitHash` (with `branch`) from `repository` into a fresh workspace and runs `buildCommand` in `rootDirectory`, in a sandbox with CPU, memory, process and time limits. DEPLOYING: it starts `startCommand` from that build with `PORT` set and waits for `GET healthCheckPath` to answer 2xx or 3xx (60 s by default); then the service's `url` serves it and the previous deployment's app is stopped: DEPLOYED. No repository, a commit not in it, a failing build command or an app that never answers healthy is FAILED, the log saying why, and the previous deployment keeps serving. Newest wins: the service's older deployments still BUILDING are CANCELLED (`superseded by <id>` in their log). Secret variables' values show as `****` in the logs.",
       request: {
         params: serviceParams,
         headers: idempotencyHeaders,
