@@ -103,6 +103,19 @@ describe('rotating a webhook secret', () => {
     expect(verifyStandardWebhook(webhook.secret, request)).toBe(false);
   });
 
+  it('rotates the same webhook through an upper-case id, its secret still bound to the canonical id', async () => {
+    const { p, target, webhook } = await subscribed();
+
+    const newSecret = await rotate(p, webhook.id.toUpperCase());
+    const request = await testEvent(p, webhook.id.toUpperCase(), target);
+
+    expect(verifyStandardWebhook(newSecret, request)).toBe(true);
+    expect(request.body).toContain(`"webhookId":"${webhook.id}"`);
+    const stored = await rawWebhook(webhook.id);
+    expect(testSecrets().open({ id: webhook.id, secret: stored!.secret })).toBe(newSecret);
+    expect(await service.models.webhooks.countDocuments({ projectId: p.projectId })).toBe(1);
+  });
+
   it('of racing rotations, keeps secrets that were answered: the last as current, the one it replaced as previous', async () => {
     const { p, webhook } = await subscribed();
 
