@@ -123,7 +123,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
       tags: ['Webhooks'],
       operationId: 'createWebhook',
       description:
-        'A project has at most 20 webhooks (409 beyond). URLs are stored normalised (e.g. IPv4 written in decimal or hex becomes dotted). `url`: http(s) only; loopback, private, shared, link-local and multicast addresses are refused, also when a name resolves to one at delivery time (unless WEBHOOK_ALLOW_PRIVATE=true). `events` defaults to `["deployment.status_changed"]`.',
+        'A project has at most 20 webhooks (409 beyond, however many creates race). The secret is stored encrypted (AES-256-GCM). URLs are stored normalised (e.g. IPv4 written in decimal or hex becomes dotted). `url`: http(s) only; loopback, private, shared, link-local and multicast addresses are refused, also when a name resolves to one at delivery time (unless WEBHOOK_ALLOW_PRIVATE=true). `events` defaults to `["deployment.status_changed"]`.',
       request: {
         params: projectParams,
         body: { required: true, ...json(createWebhookBody.openapi('CreateWebhook')) },
@@ -152,7 +152,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
       tags: ['Webhooks'],
       operationId: 'updateWebhook',
       description:
-        '`rotateSecret: true` makes a new secret, returned once in this answer. `url` follows the rules of a new webhook.',
+        '`rotateSecret: true` makes a new secret, returned once in this answer. For an overlap window after it (24 hours by default, `WEBHOOK_SECRET_OVERLAP`), deliveries are signed with both the new and the previous secret: `webhook-signature` carries two space-separated `v1,` signatures (the new one first), so a receiver verifying with either secret accepts them; after the window, only the new secret signs. A second rotation within the window keeps only the secret it replaces as the previous one. Secrets are stored encrypted (AES-256-GCM) and never shown again. `url` follows the rules of a new webhook.',
       request: {
         params: webhookParams,
         body: {
