@@ -14,6 +14,7 @@ import {
   API_INFO,
   API_TAGS,
   SESSION_SECURITY,
+  rateLimitedResponseOf,
   registerGatewayComponents,
   registerGatewayPaths,
 } from '@platform/gateway/dist/openapi/gateway-api';
@@ -53,7 +54,8 @@ function addGatewayAnswers(path: string, method: string, operation: Operation): 
   if (parameters.some((p) => p.in === 'path')) add('404', 'NotFound');
   if (operation.requestBody) add('413', 'PayloadTooLarge');
   if (path !== '/api/openapi.json') {
-    add('429', 'RateLimited');
+    // The stricter limits (login, the expensive operations) say which in their own 429.
+    add('429', rateLimitedResponseOf(method, path));
     add('503', 'ServiceUnavailable');
   }
   // Statuses in numeric order, as a reader looks for them.
