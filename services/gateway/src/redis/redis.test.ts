@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { useRunning, waitFor } from '@platform/shared/testing';
 import { startGateway, type TestGateway } from '../test/start-gateway';
+import { STUB_ACCOUNT } from '../test/stubs';
 
 /** Watches, through MONITOR, the commands the gateway sends that touch its own keys. */
 async function watchCommands(gateway: TestGateway) {
@@ -32,7 +33,7 @@ async function watchCommands(gateway: TestGateway) {
 describe('Redis commands of a proxied request', () => {
   const gateway = useRunning(() => startGateway());
 
-  it('reads the session and counts the IP and session limits in one script call, writing nothing else', async () => {
+  it('reads the session and counts the IP, session and account limits in one script call, writing nothing else', async () => {
     const { cookie, sessionId } = await gateway().logIn();
     const watch = await watchCommands(gateway());
     try {
@@ -42,10 +43,11 @@ describe('Redis commands of a proxied request', () => {
 
       expect(sent.map(([name]) => name!.toLowerCase())).toEqual(['get', 'evalsha']);
       expect(sent[0]).toEqual(['get', gateway().sessionKey(sessionId)]);
-      const [, , keyCount, ipKey, sessionKey] = sent[1]!;
-      expect(keyCount).toBe('2');
+      const [, , keyCount, ipKey, sessionKey, accountKey] = sent[1]!;
+      expect(keyCount).toBe('3');
       expect(ipKey).toMatch(new RegExp(`^${gateway().config.REDIS_PREFIX}rl:ip:`));
       expect(sessionKey).toMatch(new RegExp(`^${gateway().config.REDIS_PREFIX}rl:session:`));
+      expect(accountKey).toBe(`${gateway().config.REDIS_PREFIX}rl:account:${STUB_ACCOUNT.id}`);
     } finally {
       watch.stop();
     }
