@@ -33,7 +33,7 @@ async function redisMemory(redis: ReturnType<typeof connectRedis>) {
   return { usedMemory: field('used_memory'), usedMemoryDataset: field('used_memory_dataset') };
 }
 
-/** Counts the gateway's keys by kind (sess:, rl:session:, rl:ip:, rl:login:). */
+/** Counts the gateway's keys by kind (sess:, rl:<limit>:; docs/rate-limits.md). */
 async function keyCounts(redis: ReturnType<typeof connectRedis>, prefix: string) {
   const counts: Record<string, number> = {};
   let cursor = '0';
@@ -42,7 +42,7 @@ async function keyCounts(redis: ReturnType<typeof connectRedis>, prefix: string)
     cursor = next;
     for (const key of keys) {
       const rest = key.slice(prefix.length);
-      const kind = ['sess:', 'rl:session:', 'rl:ip:', 'rl:login:'].find((k) => rest.startsWith(k));
+      const kind = /^(sess:|rl:[\w-]+:)/.exec(rest)?.[1];
       counts[kind ?? 'other'] = (counts[kind ?? 'other'] ?? 0) + 1;
     }
   } while (cursor !== '0');
