@@ -2,6 +2,7 @@ import type { Express, RequestHandler } from 'express';
 import { createServiceApp, type ServiceAppDeps } from '@platform/shared';
 import { DEPLOYMENTS_PATH, deploymentsRouter } from './deployments/deployments.routes';
 import type { DeploymentsService } from './deployments/deployments.service';
+import { internalRouter } from './deployments/internal.routes';
 
 export interface AppDeps extends ServiceAppDeps {
   /** `requireOwnership(projects, 'service')`: the caller must own the path's service. */
@@ -14,6 +15,9 @@ export function createApp({ requireService, service, ...deps }: AppDeps): Expres
   return createServiceApp({
     name: 'deployments',
     ...deps,
-    routes: (app) => app.use(DEPLOYMENTS_PATH, requireService, deploymentsRouter(service)),
+    routes: (app) => {
+      app.use(DEPLOYMENTS_PATH, requireService, deploymentsRouter(service));
+      app.use(internalRouter(service));
+    },
   });
 }

@@ -202,6 +202,14 @@ export class DeploymentsRepository {
     };
   }
 
+  /** The deployment alone, when it belongs to the account (null for another's; 404 if malformed). */
+  async findOfAccount(accountId: string, id: string): Promise<Deployment | null> {
+    const doc = await this.models.deployments
+      .findOne({ _id: parseObjectId(id, 'Deployment'), accountId }, LIST_FIELDS)
+      .lean<DeploymentDoc>();
+    return doc ? toDeployment(doc) : null;
+  }
+
   /** The deployment alone (no logs), when it belongs to this service. */
   async find(ref: ServiceRef, id: string): Promise<Deployment | null> {
     const doc = await this.models.deployments

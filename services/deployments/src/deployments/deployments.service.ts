@@ -185,6 +185,11 @@ export class DeploymentsService {
     }
   }
 
+  /** A deployment of the account, whatever its service (the internal check of a status event). */
+  async findOwned(accountId: string, deploymentId: string): Promise<Deployment | null> {
+    return this.deps.deployments.findOfAccount(accountId, deploymentId);
+  }
+
   /** A deleted project: its deployments, their sources and builds, and its apps. */
   async removeProjectDeployments(accountId: string, projectId: string): Promise<number> {
     const services = await this.deps.deployments.serviceIdsOf(accountId, projectId);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppAnswer } from '@platform/shared/testing';
@@ -96,30 +97,38 @@ describe('deploying a commit', () => {
   });
 
   it.each([
-    ['an unknown commit', async () => 'f'.repeat(40), /commit f{40} is not in /],
+    ['an unknown commit', async () => 'f'.repeat(40), /commit f{40} is not in /, false],
     [
       'a failing build',
       async () => (await h.appRepository.commit({ failBuild: true })).hash,
       /The build command failed with exit code 1\./,
+      false,
     ],
     [
       'an app that never becomes healthy',
       async () => (await h.appRepository.commit({ neverHealthy: true })).hash,
       /health/i,
+      true,
     ],
-  ])('fails %s while the previous version keeps answering', async (_what, commitOf, logLine) => {
-    const { service, id } = await h.newDeployment({}, { healthCheckPath: '/healthz' });
-    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
-    const commitHash = await commitOf();
-    const probing = probe(service);
+  ])(
+    'fails %s while the previous version keeps answering',
+    async (_what, commitOf, logLine, kept) => {
+      const { service, id } = await h.newDeployment({}, { healthCheckPath: '/healthz' });
+      await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+      const commitHash = await commitOf();
+      const probing = probe(service);
 
-    const failed = await deploy(h, service, commitHash, 'FAILED');
+      const failed = await deploy(h, service, commitHash, 'FAILED');
 
-    const answers = await probing.stop();
-    expect(failed.logs).toMatch(logLine);
-    expect(answers.length).toBeGreaterThan(0);
-    expect(new Set(answers)).toEqual(new Set([h.firstCommit.revision]));
-  });
+      const answers = await probing.stop();
+      expect(failed.logs).toMatch(logLine);
+      // A failed build leaves nothing behind; a good build whose app failed is kept.
+      const dir = path.join(h.config.BUILDS_DIR, service.projectId, service.serviceId, failed.id);
+      expect(existsSync(dir)).toBe(kept);
+      expect(answers.length).toBeGreaterThan(0);
+      expect(new Set(answers)).toEqual(new Set([h.firstCommit.revision]));
+    },
+  );
 
   it('fails at once a service without a repository, saying so', async () => {
     const { service, id } = await h.newDeployment({}, { repository: null });

@@ -80,8 +80,8 @@ export class LocalSteps implements DeploymentSteps {
   constructor(private readonly options: LocalStepsOptions) {}
 
   async build(context: StepContext): Promise<StepOutcome> {
-    const { deployment: d, signal } = context;
-    const { builds, buildLimits } = this.options;
+    const { deployment: d } = context;
+    const { builds } = this.options;
     const source = await this.sourceOf(d);
     if (!source) return failed('The deployment has no source snapshot.');
     if (source.buildOf) {
@@ -95,12 +95,32 @@ export class LocalSteps implements DeploymentSteps {
     if (!source.repository) return failed('the service has no repository');
 
     const dir = await builds.prepare(refOf(d));
+    const outcome = await this.buildIn(dir.workspace, context, {
+      ...source,
+      repository: source.repository,
+    }).catch(async (err: unknown) => {
+      await builds.discard(refOf(d));
+      throw err;
+    });
+    // A failed or stopped build is no build: its workspace goes at once (a kept one is pruned).
+    if (!outcome.ok) await builds.discard(refOf(d));
+    return outcome;
+  }
+
+  /** Fetches the commit into `workspace` and runs the build command there; keeps the result. */
+  private async buildIn(
+    workspace: string,
+    context: StepContext,
+    source: SourceSnapshot & { repository: string },
+  ): Promise<StepOutcome> {
+    const { deployment: d, signal } = context;
+    const { builds, buildLimits } = this.options;
     try {
       await fetchCommit({
         repository: source.repository,
         branch: source.branch,
         commitHash: d.commitHash,
-        into: dir.workspace,
+        into: workspace,
         allowLocal: this.options.allowLocalSources,
         timeoutMs: this.options.fetchTimeoutMs,
         onLog: (line) => context.line(line),
@@ -116,7 +136,7 @@ export class LocalSteps implements DeploymentSteps {
       context.line(`==> running the build command: ${source.buildCommand}`);
       const mask = new SecretMask(this.secretValues(d, source));
       const result = await this.options.sandbox.run({
-        workspace: dir.workspace,
+        workspace,
         cwd: source.rootDirectory,
         command: source.buildCommand,
         env: this.environmentOf(d, source),
