@@ -183,7 +183,7 @@ describe('webhook secrets at rest', () => {
     ).toThrow(/cannot be opened/);
   });
 
-  it('fails loudly on a secret under a key it does not have: the attempt says why, nothing is sent, the record is left as it is', async () => {
+  it('fails loudly on a secret under a key it does not have: the attempt says why, nothing is sent, the record is left as it is until its owner rotates it', async () => {
     const dbName = bed.newDatabase('webhooks_at_rest');
     let service = await bed.start({ dbName, encryptionKey: NEW_KEY });
     const p = bed.project(service);
@@ -221,6 +221,15 @@ describe('webhook secrets at rest', () => {
       what: 'the clear secret sealed',
     });
     expect((await rawWebhook(service, id))?.secret).toBe(underUnknownKey);
+
+    // Its owner recovers by rotating: a new secret, with no previous one to sign beside it.
+    const owner = through(service, p);
+    const rotated = await owner.api.patch(`${owner.base}/${id}`, { rotateSecret: true });
+    expect(rotated.status).toBe(200);
+    expect((await rawWebhook(service, id))?.previousSecret).toBeNull();
+    const request = await testEvent(owner, id, target);
+    expect(verifyStandardWebhook(rotated.body.secret, request)).toBe(true);
+    expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
 
   it('refuses to start with a malformed ENCRYPTION_KEY, naming it', async () => {

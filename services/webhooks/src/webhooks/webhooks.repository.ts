@@ -33,11 +33,14 @@ export type WebhookChanges = Partial<
   Pick<WebhookDoc, 'url' | 'events' | 'enabled' | 'disabledReason' | 'failingSince'>
 >;
 
-/** A rotation: the new sealed secret, the old one sealed as previous, and when that expires. */
+/**
+ * A rotation: the new sealed secret, the old one sealed as previous and when that expires (none
+ * when the old one could not be opened).
+ */
 export interface SecretRotation {
   secret: string;
-  previousSecret: string;
-  previousSecretExpiresAt: Date;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
 }
 
 const toWebhook = ({ _id, ...fields }: WebhookDoc): Webhook => ({

@@ -11,7 +11,12 @@ import type { DeliveriesRepository } from '../deliveries/deliveries.repository';
 import { generateWebhookSecret } from '../deliveries/signature';
 import { EgressRefusedError, type EgressGuard } from '../egress/egress-guard';
 import { SecretUnreadableError, type WebhookSecrets } from './webhook-secrets';
-import type { Webhook, WebhookChanges, WebhooksRepository } from './webhooks.repository';
+import type {
+  SecretRotation,
+  Webhook,
+  WebhookChanges,
+  WebhooksRepository,
+} from './webhooks.repository';
 import {
   DEFAULT_EVENTS,
   type CreateWebhookInput,
@@ -120,27 +125,41 @@ export class WebhooksService {
   /**
    * Makes `secret` the webhook's secret and the current one its previous, in one conditional
    * update on the secret read: of racing rotations each keeps the secret it was answered with
-   * as the previous of the next, never a secret nobody was shown.
+   * as the previous of the next, never a secret nobody was shown. A current secret that does not
+   * open (its key is gone) is replaced with no overlap: rotating is how its owner recovers.
    */
   private async rotateSecret(read: Webhook, secret: string): Promise<Webhook> {
-    const { webhooks, secrets } = this.deps;
+    const { webhooks } = this.deps;
     let current: Webhook | null = read;
     for (let round = 0; round < ROTATE_ROUNDS && current; round++) {
       const rotated = await webhooks.rotateSecret(
         current.projectId,
         parseWebhookId(current.id),
         current.secret,
-        {
-          secret: secrets.seal(current.id, secret),
-          previousSecret: secrets.sealPrevious(current.id, secrets.open(current)),
-          previousSecretExpiresAt: new Date(this.now().getTime() + this.deps.secretOverlapMs),
-        },
+        this.rotationOf(current, secret),
       );
       if (rotated) return rotated;
       current = await webhooks.findInProject(current.projectId, parseWebhookId(current.id));
     }
     if (!current) throw notFound('Webhook');
     throw conflict('The secret is being rotated by another request: retry.');
+  }
+
+  private rotationOf(current: Webhook, secret: string): SecretRotation {
+    const { secrets } = this.deps;
+    const sealed = secrets.seal(current.id, secret);
+    let previous: string;
+    try {
+      previous = secrets.open(current);
+    } catch (err) {
+      if (!(err instanceof SecretUnreadableError)) throw err;
+      return { secret: sealed, previousSecret: null, previousSecretExpiresAt: null };
+    }
+    return {
+      secret: sealed,
+      previousSecret: secrets.sealPrevious(current.id, previous),
+      previousSecretExpiresAt: new Date(this.now().getTime() + this.deps.secretOverlapMs),
+    };
   }
 
   async deleteWebhook(projectId: string, webhookId: string): Promise<void> {
