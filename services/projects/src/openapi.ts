@@ -101,6 +101,32 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
   ] = [toProjectResponse, toProjectListItem, toServiceResponse, toVariableResponse];
   void answers;
 
+  // A repository's rule is WHATWG parsing plus checks no pattern states exactly; the document
+  // gives the plain https form (a name, a port, a path), the description the rest. The bodies
+  // are the routes' own schemas with these patterns on `repository` and `branch` (the document
+  // is stricter than the server there, never looser).
+  const repository = (field: z.ZodTypeAny) =>
+    field.openapi({
+      pattern:
+        '^https://[a-z][a-z0-9]*(\\.[a-z][a-z0-9]*)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)+$',
+      description: `${SETTING_DESCRIPTIONS.repository} The pattern is the plain form; any URL these rules allow is taken.`,
+    });
+  // A branch name is what `git check-ref-format --branch` takes; the pattern is its plain form
+  // (letters, digits, `_`, `-` in `/`-separated parts), the description says the rest.
+  const branch = (field: z.ZodTypeAny) =>
+    field.openapi({
+      pattern: '^[A-Za-z0-9_][A-Za-z0-9_-]*(/[A-Za-z0-9_][A-Za-z0-9_-]*)*$',
+      description: `${SETTING_DESCRIPTIONS.branch} Any name git takes for a branch is taken (dots too, such as \`release-1.2\`); the pattern is the plain form.`,
+    });
+  const createBody = createServiceBody.extend({
+    repository: repository(createServiceBody.shape.repository),
+    branch: branch(createServiceBody.shape.branch),
+  });
+  const updateBody = updateServiceBody.extend({
+    repository: repository(updateServiceBody.shape.repository),
+    branch: branch(updateServiceBody.shape.branch),
+  });
+
   const projectParams = z.object({ projectId: z.string().openapi({ description: 'Project id' }) });
   const serviceParams = projectParams.extend({
     serviceId: z.string().openapi({ description: 'Service id' }),
@@ -194,7 +220,7 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
       request: {
         params: projectParams,
         body: body(
-          createServiceBody.openapi('CreateService', {
+          createBody.openapi('CreateService', {
             description:
               'A name and any of the settings; those left out take their defaults (null as well). `url` is read-only: sending it is 400.',
           }),
@@ -220,7 +246,7 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
       request: {
         params: serviceParams,
         body: body(
-          updateServiceBody.openapi('UpdateService', {
+          updateBody.openapi('UpdateService', {
             minProperties: 1,
             description:
               'The name and/or any settings; those left out are kept. null clears a setting: `repository`, `buildCommand` and `startCommand` to none, `branch`, `rootDirectory` and `healthCheckPath` back to their defaults.',

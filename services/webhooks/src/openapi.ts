@@ -6,6 +6,10 @@ import { deliveryDetail, deliverySummary, noInputBody } from './deliveries/deliv
 import { WEBHOOK_EVENT_TYPES } from './webhooks/webhooks.model';
 import { createWebhookBody, updateWebhookBody, webhookView } from './webhooks/webhooks.schemas';
 
+/** An http(s) URL in its plain form: host names of letters and digits, a port, a path. */
+const URL_PATTERN =
+  '^https?://[a-z][a-z0-9]*(\\.[a-z][a-z0-9]*)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)+$';
+
 const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
 
@@ -100,6 +104,24 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
   const deliveryParams = webhookParams.extend({
     deliveryId: z.string().openapi({ description: 'Delivery id' }),
   });
+  // The URL rule is WHATWG parsing plus checks no pattern states exactly; the document gives the
+  // plain form every such URL can take (a name, a port, a path), and the prose the rest. The
+  // bodies are the routes' own schemas with that pattern on `url`.
+  const urlField = {
+    pattern: URL_PATTERN,
+    description:
+      'http(s) only, without credentials, up to 2,048 characters. Loopback, private, shared, link-local and multicast addresses are refused, also when a name resolves to one at delivery time (unless WEBHOOK_ALLOW_PRIVATE=true). The pattern is the plain form; an IP address or other valid URL is taken as well.',
+  };
+  const createBody = createWebhookBody.extend({
+    url: createWebhookBody.shape.url.openapi(urlField),
+  });
+  const updateFields = updateWebhookBody.innerType();
+  const updateBody = updateFields.extend({
+    url: updateFields.shape.url.openapi(urlField),
+    rotateSecret: updateFields.shape.rotateSecret.openapi({
+      description: 'true: a new secret is made and returned once.',
+    }),
+  });
   const WEBHOOKS = '/api/projects/{projectId}/webhooks';
   const WEBHOOK = `${WEBHOOKS}/{webhookId}`;
   const DELIVERY = `${WEBHOOK}/deliveries/{deliveryId}`;
@@ -123,10 +145,10 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
       tags: ['Webhooks'],
       operationId: 'createWebhook',
       description:
-        'A project has at most 20 webhooks (409 beyond, however many creates race). The secret is stored encrypted (AES-256-GCM). URLs are stored normalised (e.g. IPv4 written in decimal or hex becomes dotted). `url`: http(s) only; loopback, private, shared, link-local and multicast addresses are refused, also when a name resolves to one at delivery time (unless WEBHOOK_ALLOW_PRIVATE=true). `events` defaults to `["deployment.status_changed"]`.',
+        'A project has at most 20 webhooks (409 beyond, however many creates race). The secret is stored encrypted (AES-256-GCM). URLs are stored normalised (e.g. IPv4 written in decimal or hex becomes dotted). `events` defaults to `["deployment.status_changed"]`.',
       request: {
         params: projectParams,
-        body: { required: true, ...json(createWebhookBody.openapi('CreateWebhook')) },
+        body: { required: true, ...json(createBody.openapi('CreateWebhook')) },
       },
       responses: {
         201: {
@@ -157,7 +179,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         params: webhookParams,
         body: {
           required: true,
-          ...json(updateWebhookBody.openapi('UpdateWebhook', { minProperties: 1 })),
+          ...json(updateBody.openapi('UpdateWebhook', { minProperties: 1 })),
         },
       },
       responses: {

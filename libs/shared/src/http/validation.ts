@@ -25,24 +25,28 @@ export function validate<S extends z.ZodTypeAny>(schema: S, value: unknown): z.i
   return result.data;
 }
 
-// Unicode's control characters (Cc): invisible in every interface, NUL among them, which no
-// process can take in an argument or an environment variable.
-const CONTROL_CHARACTERS = /\p{Cc}/u;
-const CONTROL_CHARACTERS_BUT_LINE_BREAKS = /[^\P{Cc}\n\t]/u;
+// Unicode's control characters (Cc: U+0000–U+001F and U+007F–U+009F): invisible in every
+// interface, NUL among them, which no process can take in an argument or an environment
+// variable. Written as ranges, not \p{Cc}, so that the OpenAPI document generated from these
+// schemas carries a pattern every JSON Schema reader understands (Python's re among them).
+/* eslint-disable no-control-regex -- matching control characters is the point */
+const NO_CONTROL_CHARACTERS = /^[^\x00-\x1f\x7f-\x9f]*$/;
+const NO_CONTROL_CHARACTERS_BUT_LINE_BREAKS = /^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$/;
+/* eslint-enable no-control-regex */
 
 /** A one-line text field (names): no control character at all (contracts.md, Trust). */
 export const plainText = (max: number) =>
   z
     .string()
     .max(max, `must be at most ${max} characters`)
-    .refine((text) => !CONTROL_CHARACTERS.test(text), 'must not contain control characters');
+    .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
 
 /** A free text field (descriptions, commit messages): control characters but newline and tab refused. */
 export const multilineText = (max: number) =>
   z
     .string()
     .max(max, `must be at most ${max} characters`)
-    .refine(
-      (text) => !CONTROL_CHARACTERS_BUT_LINE_BREAKS.test(text),
+    .regex(
+      NO_CONTROL_CHARACTERS_BUT_LINE_BREAKS,
       'must not contain control characters other than newline and tab',
     );

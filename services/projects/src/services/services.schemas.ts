@@ -63,10 +63,12 @@ const rootDirectorySchema = z
   .string()
   .trim()
   .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
-  .refine((dir) => !CONTROL_CHARACTERS.test(dir) && !dir.includes('\\'), {
-    message: 'must not contain control characters or backslashes',
-  })
-  .refine((dir) => !dir.startsWith('/'), 'must be relative to the repository (no leading /)')
+  // One pattern (control characters as ranges), so that the API document carries it.
+  .regex(
+    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+    /^(?:[^/\x00-\x1f\x7f-\x9f\\][^\x00-\x1f\x7f-\x9f\\]*)?$/,
+    'must be relative to the repository (no leading /), without control characters or backslashes',
+  )
   .refine((dir) => !dir.split('/').includes('..'), 'must stay inside the repository (no ..)')
   // `apps/web/` and `./apps/web` name `apps/web`; `.` names the repository's root.
   .transform((dir) =>
@@ -85,7 +87,9 @@ const healthCheckPathSchema = z
   .string()
   .trim()
   .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
-  .regex(/^\/[^\s\p{Cc}#]*$/u, 'must be a path starting with / (no spaces or #)');
+  // Control characters as ranges (not \p{Cc}): the API document carries this pattern.
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  .regex(/^\/[^\s\x00-\x1f\x7f-\x9f#]*$/, 'must be a path starting with / (no spaces or #)');
 
 /** `null` puts a setting with a default back to it (contracts.md: null clears). */
 const orDefault = <T extends z.ZodTypeAny>(schema: T, fallback: z.output<T>) =>
