@@ -80,6 +80,7 @@ export async function startServiceProcess(
         INTERNAL_SECRET: E2E_INTERNAL_SECRET,
         ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
+        DEPLOYMENTS_URL: `http://127.0.0.1:${E2E_PORTS.DEPLOYMENTS_PORT}`,
         // A new group that starts at the end: replaying every event the topics still hold
         // (all earlier runs') would take longer than the test. Named after the service: its
         // Kafka user may only use groups starting with its name.

@@ -1,6 +1,7 @@
 import {
   Scheduler,
   createSecretBox,
+  deletionConfirmer,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -13,6 +14,7 @@ import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorker } from './deliveries/delivery-worker';
 import { EgressGuard, type ResolveHost } from './egress/egress-guard';
+import { deploymentCheck } from './events/deployment-check';
 import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { createModels } from './models';
 import { SecretUnreadableError, WebhookSecrets } from './webhooks/webhook-secrets';
@@ -104,7 +106,13 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     kafka,
     connection,
     topics: CONSUMED_TOPICS,
-    handle: eventHandler({ deliveries, webhooks, logger }),
+    handle: eventHandler({
+      deliveries,
+      webhooks,
+      deploymentCheck: deploymentCheck(config),
+      deletions: deletionConfirmer(config),
+      logger,
+    }),
   });
 
   const app = createApp({

@@ -16,6 +16,8 @@ export const configSchema = serviceEnv({ port: 4004, database: 'platform_webhook
   .extend({
     /** Base URL of the projects service, asked who owns a project. */
     PROJECTS_URL: z.string().url().default('http://127.0.0.1:4002'),
+    /** Base URL of the deployments service, asked to confirm a status event before delivering it. */
+    DEPLOYMENTS_URL: z.string().url().default('http://127.0.0.1:4003'),
     /** Lets deliveries reach loopback and private addresses: for the local stack only. */
     WEBHOOK_ALLOW_PRIVATE: booleanEnv(false),
     /** Waits before each retry, e.g. `5s,5m,30m,2h,5h,10h,10h`, in milliseconds. */

@@ -80,8 +80,8 @@ describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
       expect(reachersOf('projects', 4002, by())).toEqual(['deployments', 'gateway', 'webhooks']);
     });
 
-    it('lets only the gateway reach the deployments service', () => {
-      expect(reachersOf('deployments', 4003, by())).toEqual(['gateway']);
+    it('lets only the gateway and webhooks reach the deployments service', () => {
+      expect(reachersOf('deployments', 4003, by())).toEqual(['gateway', 'webhooks']);
     });
 
     it('lets only the gateway reach the webhooks service', () => {

@@ -220,8 +220,21 @@ export class DeliveriesRepository {
     return (await this.model.deleteMany({ webhookId })).deletedCount;
   }
 
-  async deleteInProject(projectId: string): Promise<number> {
-    return (await this.model.deleteMany({ projectId })).deletedCount;
+  /**
+   * Deletes the deliveries of an account in a (deleted) project: those recorded with the account,
+   * and those of its webhooks `webhookIds` (deliveries recorded before they carried an account).
+   */
+  async deleteInProject(
+    accountId: string,
+    projectId: string,
+    webhookIds: string[],
+  ): Promise<number> {
+    return (
+      await this.model.deleteMany({
+        projectId,
+        $or: [{ accountId }, { webhookId: { $in: webhookIds } }],
+      })
+    ).deletedCount;
   }
 
   /** Retention: finished deliveries last updated before `cutoff` go. */

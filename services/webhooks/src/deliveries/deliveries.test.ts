@@ -47,6 +47,12 @@ async function subscribed(respond?: Parameters<typeof bed.receiver>[0]) {
   return { p, target, webhook: await subscribeTo(p, target) };
 }
 
+/** Whether the consumer has handled the event (it records each one it handled, by its id). */
+const processed = (eventId: string) =>
+  service.connection
+    .collection('processed_events')
+    .countDocuments({ _id: { $regex: `:${eventId}$` } } as never);
+
 const deliveriesOf = (webhookId: string) => service.models.deliveries.find({ webhookId }).lean();
 
 const byEventId = (requests: ReceivedRequest[], eventId: string) =>
@@ -473,6 +479,59 @@ describe('consuming events', () => {
     expect(await deliveriesOf(elsewhere.id)).toHaveLength(0);
   });
 
+  it('sends nothing for a status event the deployments service does not confirm', async () => {
+    const { p, target, webhook } = await subscribed();
+    const unknown = buildStatusChange({ accountId: p.accountId, projectId: p.projectId });
+    const recorded = buildStatusChange(p, { status: 'DEPLOYED', previousStatus: 'DEPLOYING' });
+    const otherCommit = { ...recorded, eventId: crypto.randomUUID(), commitHash: 'ffffffffff' };
+    const otherEnd = {
+      ...recorded,
+      eventId: crypto.randomUUID(),
+      status: 'FAILED' as const,
+      previousStatus: 'DEPLOYING' as const,
+    };
+    const otherService = { ...recorded, eventId: crypto.randomUUID(), serviceId: newId() };
+    const real = buildStatusChange(p);
+
+    await publisher.publish(unknown, otherCommit, otherEnd, otherService, real);
+    await settled(webhook.id, real.eventId, 'succeeded');
+    // Handled (each event is recorded as processed once its handler has run), and sent nothing.
+    for (const event of [unknown, otherCommit, otherEnd, otherService]) {
+      await waitFor(async () => (await processed(event.eventId)) === 1, {
+        what: `event ${event.eventId} to be handled`,
+      });
+    }
+
+    const sent = new Set(target.requests.map((r) => r.headers['webhook-id']));
+    expect(sent.has(unknown.eventId)).toBe(false);
+    expect(sent.has(otherCommit.eventId)).toBe(false);
+    expect(sent.has(otherEnd.eventId)).toBe(false);
+    expect(sent.has(otherService.eventId)).toBe(false);
+    const recordedEvents = (await deliveriesOf(webhook.id)).map((d) => d.eventId);
+    expect(recordedEvents).not.toContain(unknown.eventId);
+    expect(recordedEvents).not.toContain(otherEnd.eventId);
+  });
+
+  it('deletes nothing for a project.deleted the projects service does not confirm', async () => {
+    const live = bed.project(service);
+    const gone = bed.project(service);
+    const target = await bed.receiver();
+    const kept = await subscribeTo(live, target);
+    const doomed = await subscribeTo(gone, target);
+    bed.projects.removeProject(gone.projectId);
+
+    await publisher.publish(buildProjectDeleted(live.accountId, live.projectId));
+    // Deleted for another account (which never owned it): confirmed, scoped to nothing of live's.
+    await publisher.publish(buildProjectDeleted(gone.accountId, live.projectId));
+    await publisher.publish(buildProjectDeleted(gone.accountId, gone.projectId));
+    await waitFor(async () => (await service.models.webhooks.findById(doomed.id).lean()) === null, {
+      what: 'the deleted project’s webhook to go',
+    });
+
+    expect(await service.models.webhooks.findById(kept.id).lean()).not.toBeNull();
+    expect((await live.api.get(`${live.base}/${kept.id}`)).status).toBe(200);
+  });
+
   it('removes a deleted project’s webhooks and deliveries, and only those', async () => {
     const p = bed.project(service);
     const q = bed.project(service);
@@ -486,6 +545,7 @@ describe('consuming events', () => {
     const { webhooks, deliveries } = service.models;
 
     const deleted = buildProjectDeleted(p.accountId, p.projectId);
+    bed.projects.removeProject(p.projectId);
     await publisher.publish(deleted, { ...deleted, eventId: crypto.randomUUID() });
 
     await waitFor(

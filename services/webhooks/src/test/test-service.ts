@@ -21,7 +21,7 @@ import {
   uniqueName,
   waitFor,
 } from '@platform/shared/testing';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { compose, type Composed } from '../compose';
 import { configSchema } from '../config';
 import type { ResolveHost } from '../egress/egress-guard';
@@ -66,6 +66,8 @@ function testServiceEnv(options: TestServiceOptions): NodeJS.ProcessEnv {
     ...testEnv(),
     MONGO_DB: options.dbName,
     PROJECTS_URL: options.projectsUrl,
+    // The stub answers the deployments service's internal endpoint too.
+    DEPLOYMENTS_URL: options.projectsUrl,
     // A group of its own that starts at the end: from the beginning it would replay every event
     // other suites ever published. The consumer is ready only after its first fetch, so nothing
     // published later is missed.
@@ -189,8 +191,14 @@ export function apiClient(baseUrl: string, accountId: string) {
 
 export const newId = () => randomBytes(12).toString('hex');
 
-/** A project of its own for one test: `{ accountId, projectId, api, base }`. */
-export function buildProject(serviceUrl: string, stub: { addProject(p: string, a: string): void }) {
+/**
+ * A project of its own for one test: `{ accountId, projectId, api, base }`, registered with the
+ * stub, whose deployments' status changes (buildStatusChange) the stub then confirms.
+ */
+export function buildProject(
+  serviceUrl: string,
+  stub: Pick<ProjectsStub, 'addProject' | 'recordDeployment'>,
+) {
   const accountId = uniqueName('acct');
   const projectId = newId();
   stub.addProject(projectId, accountId);
@@ -199,6 +207,7 @@ export function buildProject(serviceUrl: string, stub: { addProject(p: string, a
     projectId,
     api: apiClient(serviceUrl, accountId),
     base: `/api/projects/${projectId}/webhooks`,
+    recordDeployment: stub.recordDeployment,
   };
 }
 
@@ -248,22 +257,34 @@ export function settledDelivery(
   );
 }
 
-/** A status change of a deployment of project `p`, as the deployments service publishes it. */
+/**
+ * A status change of a deployment of project `p`, as the deployments service publishes it; for a
+ * project of the test bed, also what the deployments service then records of the deployment (so
+ * the service's check of the event against it passes, as for a real one).
+ */
 export function buildStatusChange(
-  p: { accountId: string; projectId: string },
+  p: {
+    accountId: string;
+    projectId: string;
+    recordDeployment?: (event: DeploymentStatusChangedEvent) => void;
+  },
   overrides: Partial<Omit<DeploymentStatusChangedEvent, 'eventId' | 'occurredAt' | 'type'>> = {},
 ): DeploymentStatusChangedEvent {
-  return newEvent<DeploymentStatusChangedEvent>({
+  const deploymentId = overrides.deploymentId ?? newId();
+  const event = newEvent<DeploymentStatusChangedEvent>({
     type: 'deployment.status_changed',
     accountId: p.accountId,
     projectId: p.projectId,
-    serviceId: newId(),
-    deploymentId: newId(),
+    // One deployment is of one service, whichever of its changes this is.
+    serviceId: createHash('sha256').update(deploymentId).digest('hex').slice(0, 24),
+    deploymentId,
     status: 'BUILDING',
     previousStatus: null,
     commitHash: 'a1b2c3d4e5f6',
     ...overrides,
   });
+  p.recordDeployment?.(event);
+  return event;
 }
 
 export function buildProjectDeleted(accountId: string, projectId: string): ProjectDeletedEvent {

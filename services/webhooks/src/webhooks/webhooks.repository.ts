@@ -203,8 +203,15 @@ export class WebhooksRepository {
   }
 
   /** Deletes the project's webhooks and its count; returns how many webhooks went. */
-  async deleteInProject(projectId: string): Promise<number> {
-    const result = await this.model.deleteMany({ projectId });
+  /** The ids of an account's webhooks in a project. */
+  async idsInProject(accountId: string, projectId: string): Promise<string[]> {
+    const docs = await this.model.find({ projectId, accountId }, { _id: 1 }).lean();
+    return docs.map((d) => String(d._id));
+  }
+
+  /** Deletes an account's webhooks in a (deleted) project, and the project's quota counter. */
+  async deleteInProject(accountId: string, projectId: string): Promise<number> {
+    const result = await this.model.deleteMany({ projectId, accountId });
     await this.quotas.deleteOne({ _id: projectId });
     return result.deletedCount;
   }

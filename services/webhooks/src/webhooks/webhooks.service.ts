@@ -208,10 +208,15 @@ export class WebhooksService {
   }
 
   /** A deleted project takes its webhooks and their deliveries with it; returns the counts. */
-  async deleteProject(projectId: string): Promise<{ webhooks: number; deliveries: number }> {
+  /** A deleted project's webhooks and deliveries: the deleting account's only. */
+  async deleteProject(
+    accountId: string,
+    projectId: string,
+  ): Promise<{ webhooks: number; deliveries: number }> {
+    const webhookIds = await this.deps.webhooks.idsInProject(accountId, projectId);
     return {
-      webhooks: await this.deps.webhooks.deleteInProject(projectId),
-      deliveries: await this.deps.deliveries.deleteInProject(projectId),
+      webhooks: await this.deps.webhooks.deleteInProject(accountId, projectId),
+      deliveries: await this.deps.deliveries.deleteInProject(accountId, projectId, webhookIds),
     };
   }
 
