@@ -78,8 +78,26 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
   });
   const DEPLOYMENTS = '/api/projects/{projectId}/services/{serviceId}/deployments';
   const DEPLOYMENT = `${DEPLOYMENTS}/{deploymentId}`;
+  // OpenAPI links: what a client can do next with the new deployment.
+  const next = ['getDeployment', 'cancelDeployment', 'redeployDeployment', 'rollbackDeployment'];
   const created = (description: string) => ({
-    201: { description, ...json(triggered) },
+    201: {
+      description,
+      ...json(triggered),
+      links: Object.fromEntries(
+        next.map((operationId) => [
+          operationId,
+          {
+            operationId,
+            parameters: {
+              projectId: '$request.path.projectId',
+              serviceId: '$response.body#/serviceId',
+              deploymentId: '$response.body#/id',
+            },
+          },
+        ]),
+      ),
+    },
     409: ref('Conflict'),
   });
 

@@ -23,6 +23,15 @@ import {
 const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
 const body = (schema: z.ZodTypeAny) => ({ required: true, ...json(schema) });
+/** OpenAPI links: what a client can do next with the ids an answer gives (operationId: params). */
+const links = (operations: Record<string, Record<string, string>>) => ({
+  links: Object.fromEntries(
+    Object.entries(operations).map(([operationId, parameters]) => [
+      operationId,
+      { operationId, parameters },
+    ]),
+  ),
+});
 
 /**
  * The projects service's part of the public API document (tools/openapi assembles it): projects,
@@ -154,7 +163,26 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
       description:
         '409 CONFLICT when the name is taken (case-insensitively) or the account has reached its quota of 1,000 projects.',
       request: { body: body(createProjectBody.openapi('CreateProject')) },
-      responses: { 201: { description: 'The project', ...json(project) }, 409: ref('Conflict') },
+      responses: {
+        201: {
+          description: 'The project',
+          ...json(project),
+          ...links(
+            Object.fromEntries(
+              [
+                'getProject',
+                'updateProject',
+                'deleteProject',
+                'listServices',
+                'createService',
+                'listWebhooks',
+                'createWebhook',
+              ].map((id) => [id, { projectId: '$response.body#/id' }]),
+            ),
+          ),
+        },
+        409: ref('Conflict'),
+      },
     },
     {
       method: 'get',
@@ -226,7 +254,28 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
           }),
         ),
       },
-      responses: { 201: { description: 'The service', ...json(service) }, 409: ref('Conflict') },
+      responses: {
+        201: {
+          description: 'The service',
+          ...json(service),
+          ...links(
+            Object.fromEntries(
+              [
+                'getService',
+                'updateService',
+                'deleteService',
+                'listVariables',
+                'listDeployments',
+                'triggerDeployment',
+              ].map((id) => [
+                id,
+                { projectId: '$response.body#/projectId', serviceId: '$response.body#/id' },
+              ]),
+            ),
+          ),
+        },
+        409: ref('Conflict'),
+      },
     },
     {
       method: 'get',
@@ -288,7 +337,17 @@ export function registerProjectsApi(registry: OpenAPIRegistry): void {
       },
       responses: {
         200: { description: 'The variable, replaced', ...json(variable) },
-        201: { description: 'The variable, new', ...json(variable) },
+        201: {
+          description: 'The variable, new',
+          ...json(variable),
+          ...links({
+            deleteVariable: {
+              projectId: '$request.path.projectId',
+              serviceId: '$request.path.serviceId',
+              name: '$response.body#/name',
+            },
+          }),
+        },
         409: ref('Conflict'),
       },
     },

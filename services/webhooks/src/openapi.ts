@@ -154,6 +154,21 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         201: {
           description: 'The webhook with its secret, shown only here.',
           ...json(webhookWithSecret),
+          // OpenAPI links: what a client can do next with the new webhook.
+          links: Object.fromEntries(
+            ['getWebhook', 'updateWebhook', 'deleteWebhook', 'testWebhook', 'listDeliveries'].map(
+              (operationId) => [
+                operationId,
+                {
+                  operationId,
+                  parameters: {
+                    projectId: '$response.body#/projectId',
+                    webhookId: '$response.body#/id',
+                  },
+                },
+              ],
+            ),
+          ),
         },
         409: ref('Conflict'),
       },
@@ -220,7 +235,23 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
       operationId: 'listDeliveries',
       request: { params: webhookParams, query: listQuery },
       responses: {
-        200: { description: 'Newest first; without `limit` the newest 20.', ...json(deliveryList) },
+        200: {
+          description: 'Newest first; without `limit` the newest 20.',
+          ...json(deliveryList),
+          links: Object.fromEntries(
+            ['getDelivery', 'redeliver'].map((operationId) => [
+              operationId,
+              {
+                operationId,
+                parameters: {
+                  projectId: '$request.path.projectId',
+                  webhookId: '$request.path.webhookId',
+                  deliveryId: '$response.body#/deliveries/0/id',
+                },
+              },
+            ]),
+          ),
+        },
       },
     },
     {
