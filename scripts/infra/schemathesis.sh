@@ -16,6 +16,10 @@ st="$venv/bin/st"
 
 # `.installed` is written last: an install that was cut short is made again from scratch.
 if [ ! -f "$venv/.installed" ]; then
+  python3 -c 'import venv, ensurepip' 2>/dev/null || {
+    echo "schemathesis needs python3 with venv and pip (Debian: apt-get install python3-venv)" >&2
+    exit 1
+  }
   echo "installing schemathesis $SCHEMATHESIS_VERSION into $venv (pip, from PyPI)" >&2
   rm -rf "$venv"
   mkdir -p "$cache"
