@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WebClient, baseUrl } from './support/client';
 
@@ -9,12 +11,12 @@ const MAX_EXAMPLES = process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '25';
 function run(
   command: string,
   args: string[],
-  env: Record<string, string> = {},
+  options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -44,11 +46,13 @@ describe('schemathesis against the running stack', () => {
     const session = client.cookie('platform.sid');
     if (!session) throw new Error('signing in gave no session cookie');
 
+    // Schemathesis keeps a cache in its working directory: a temporary one, not the repository.
+    const workDir = await mkdtemp(path.join(tmpdir(), 'schemathesis-'));
     const result = await run(
       st,
       [
         '--config-file',
-        'e2e/schemathesis.toml',
+        path.join(REPO_ROOT, 'e2e/schemathesis.toml'),
         'run',
         `${baseUrl()}/api/openapi.json`,
         '--url',
@@ -63,8 +67,8 @@ describe('schemathesis against the running stack', () => {
         '--seed',
         process.env.SCHEMATHESIS_SEED ?? '20261123',
       ],
-      { PLATFORM_SESSION: session },
-    );
+      { cwd: workDir, env: { PLATFORM_SESSION: session } },
+    ).finally(() => rm(workDir, { recursive: true, force: true }));
 
     if (result.code !== 0) throw new Error(`schemathesis found failures:\n${result.output}`);
     expect(result.output).toMatch(/(\d+) generated, \1 passed/);
