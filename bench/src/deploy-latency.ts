@@ -9,7 +9,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +16,7 @@ import {
   createAppRepository,
   FIXTURE_APP,
   freePort,
+  getApp,
   type AppAnswer,
 } from '@platform/shared/testing';
 import { clientWithService } from './lib/client';
@@ -32,32 +32,10 @@ const DEPLOYS = intEnv('BENCH_DEPLOYS', 20);
 const WARMUP = intEnv('BENCH_WARMUP', 3);
 const POLL_MS = 10;
 
-/** `GET url` sent to 127.0.0.1 with its Host (a `<serviceId>.localhost` name). */
-function get(url: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: target.port,
-        path: target.pathname,
-        headers: { host: target.host },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** Resolves once `url` answers 200 with the app built from `revision`. */
 async function answering(url: string, revision: string, deadline: number): Promise<void> {
   for (;;) {
-    const answer = await get(url).catch(() => null);
+    const answer = await getApp(url).catch(() => null);
     if (answer?.status === 200 && (JSON.parse(answer.body) as AppAnswer).commit === revision)
       return;
     if (Date.now() > deadline) throw new Error(`${url} did not answer with ${revision} in time`);

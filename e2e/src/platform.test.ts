@@ -87,6 +87,7 @@ describe('the platform, end to end through the gateway', () => {
       'DEPLOYED',
       'FAILED',
     ]);
+    if (deployment.status !== 'DEPLOYED') console.log(deployment.logs);
     expect(deployment.status).toBe('DEPLOYED');
     expect(deployment.logs).toContain(`built revision ${commit.revision}`);
     expect(deployment.logs).toContain("==> the service's URL now serves this deployment");

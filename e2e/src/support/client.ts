@@ -1,6 +1,7 @@
-import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { GatewayClient, waitFor } from '@platform/shared/testing';
+
+export { getApp } from '@platform/shared/testing';
 
 export const baseUrl = () => {
   const url = process.env.E2E_BASE_URL;
@@ -36,30 +37,4 @@ export async function waitForDeployment(
     },
     { timeoutMs, intervalMs: 100, what: `deployment ${path} to reach ${statuses.join('/')}` },
   );
-}
-
-/**
- * `GET url` of a deployed app (`http://<serviceId>.localhost:<port>/…`), sent to 127.0.0.1 with
- * that Host: `.localhost` names resolve to this machine in browsers, not always in Node.
- */
-export function getApp(url: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: target.port || 80,
-        path: `${target.pathname}${target.search}`,
-        headers: { host: target.host },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
 }

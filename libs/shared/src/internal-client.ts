@@ -47,6 +47,16 @@ export function createInternalClient(options: InternalClientOptions) {
       if (response.status >= 500 || !error?.error) throw serviceUnavailable();
       throw new AppError(error.error, response.status, error.message ?? '', error.details);
     },
+
+    /** As getJson, but null when the service answers 404 (not there, or not the account's). */
+    async findJson<T>(path: string, request: InternalRequest): Promise<T | null> {
+      try {
+        return await this.getJson<T>(path, request);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 404) return null;
+        throw err;
+      }
+    },
   };
 }
 

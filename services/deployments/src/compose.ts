@@ -34,6 +34,8 @@ import { projectsSourceClient, SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 
 const HOUR_MS = 60 * 60 * 1000;
+/** How often a pipeline replica checks that its local runtime's supervisor answers. */
+const RUNTIME_CHECK_MS = 5_000;
 
 /** What a test may change that no setting should. */
 export interface Seams {
@@ -118,11 +120,23 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     run: () => idempotencyKeys.pruneExpired(),
   });
   if (local) {
+    const restore = () =>
+      restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES);
     // In the background: a restored app may take its health check's time to answer.
-    void restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES).catch(
-      (err: unknown) =>
-        logger.warn({ err: (err as Error).message }, 'could not look for apps to restore'),
+    void restore().catch((err: unknown) =>
+      logger.warn({ err: (err as Error).message }, 'could not look for apps to restore'),
     );
+    // A supervisor that went away (killed, crashed) is started again, and the live apps with it.
+    scheduler.every({
+      name: 'local runtime supervisor',
+      everyMs: RUNTIME_CHECK_MS,
+      run: async () => {
+        if (await local.runtime.ping().catch(() => null)) return;
+        logger.warn('the local runtime supervisor does not answer: starting it again');
+        await connectLocalRuntime(local.connectOptions);
+        await restore();
+      },
+    });
     const liveLogs = new LiveLogs({
       models,
       runtime: local.runtime,
@@ -181,11 +195,12 @@ export async function openLocalSteps(
 ) {
   const sandbox = await Sandbox.create(sandboxOptions(config));
   lifecycle.onShutdown('sandbox', () => sandbox.close());
-  const runtime = await connectLocalRuntime({
+  const connectOptions = {
     runtimeDir: config.RUNTIME_DIR,
     routerPort: config.RUNTIME_ROUTER_PORT,
     env: supervisorEnvOf(config),
-  });
+  };
+  const runtime = await connectLocalRuntime(connectOptions);
   logger.info(
     { isolated: sandbox.isolated, supervisor: await runtime.ping() },
     'sandbox and local runtime ready',
@@ -213,7 +228,7 @@ export async function openLocalSteps(
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
   });
-  return { steps, runtime, sandbox, secretBox };
+  return { steps, runtime, sandbox, secretBox, connectOptions };
 }
 
 /**

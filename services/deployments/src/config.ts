@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
-import { sandboxEnv } from './sandbox/sandbox.env';
+import { memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -29,14 +29,10 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     STEP_KILL_GRACE: durationEnv('5s'),
     /** CPU seconds a build command may use (RLIMIT_CPU of each of its processes). */
     BUILD_CPU_SECONDS: positiveInt(600),
-    /** Address space of each build process (RLIMIT_AS; node needs ~1 GiB of it to start). */
-    BUILD_MEMORY_BYTES: z.coerce
-      .number()
-      .int()
-      .min(64 * 1024 * 1024)
-      .default(4 * 1024 ** 3),
-    /** Processes and threads of one build at once (RLIMIT_NPROC). */
-    BUILD_PROCESSES: z.coerce.number().int().min(8).default(256),
+    /** Address space of each build process. */
+    BUILD_MEMORY_BYTES: memoryLimitEnv(4 * 1024 ** 3),
+    /** Processes and threads of one build at once. */
+    BUILD_PROCESSES: processLimitEnv(256),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()

@@ -1,4 +1,3 @@
-import { AppError } from '../errors';
 import type { ProjectDeletedEvent, ServiceDeletedEvent } from '../events';
 import { createInternalClient } from '../internal-client';
 
@@ -21,13 +20,7 @@ export function deletionConfirmer(config: { PROJECTS_URL: string; INTERNAL_SECRE
         event.type === 'project.deleted'
           ? `/internal/projects/${encodeURIComponent(event.projectId)}`
           : `/internal/projects/${encodeURIComponent(event.projectId)}/services/${encodeURIComponent(event.serviceId)}`;
-      try {
-        await projects.getJson(path, { accountId: event.accountId });
-        return false;
-      } catch (err) {
-        if (err instanceof AppError && err.status === 404) return true;
-        throw err;
-      }
+      return (await projects.findJson(path, { accountId: event.accountId })) === null;
     },
   };
 }

@@ -5,3 +5,4 @@ export * from './env';
 export * from './processes';
 export * from './gateway-client';
 export * from './git-fixture';
+export * from './app-request';

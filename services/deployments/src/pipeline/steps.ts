@@ -1,7 +1,7 @@
 import { variableSecretContext, type SecretBox } from '@platform/shared';
 import type { BuildRef, BuildStore } from '../builds/build-store';
 import type { Deployment } from '../deployments/deployments.repository';
-import type { RuntimeClient } from '../runtime/local/client';
+import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
 import type { Sandbox, SandboxLimits, SandboxResult } from '../sandbox/sandbox';
 import { fetchCommit } from '../source/fetch-commit';
 import { SourceError } from '../source/source-error';
@@ -175,16 +175,9 @@ export class LocalSteps implements DeploymentSteps {
       context.output(mask.write(text)),
     );
     try {
-      const started = await runtime.start({
-        serviceId: d.serviceId,
-        releaseId,
-        workspace: build.workspace,
-        rootDirectory: source.rootDirectory,
-        command: source.startCommand,
-        env: this.environmentOf(d, source),
-        healthCheckPath: source.healthCheckPath,
-        healthTimeoutMs: this.options.healthTimeoutMs,
-      });
+      const started = await runtime.start(
+        this.releaseOf(d, source, build.workspace, source.startCommand, releaseId),
+      );
       await following.stop();
       context.output(mask.flush());
       if (signal.aborted || started.state === 'stopped')
@@ -225,22 +218,35 @@ export class LocalSteps implements DeploymentSteps {
       return null;
     }
     const releaseId = `${d.id}-restored-${Date.now().toString(36)}`;
-    const started = await runtime.start({
-      serviceId: d.serviceId,
-      releaseId,
-      workspace: build.workspace,
-      rootDirectory: source.rootDirectory,
-      command: source.startCommand,
-      env: this.environmentOf(d, source),
-      healthCheckPath: source.healthCheckPath,
-      healthTimeoutMs: this.options.healthTimeoutMs,
-    });
+    const started = await runtime.start(
+      this.releaseOf(d, source, build.workspace, source.startCommand, releaseId),
+    );
     if (started.state !== 'ready') {
       why(started.failure ?? `it did not become healthy (${started.state})`);
       return null;
     }
     await runtime.promote(releaseId);
     return { releaseId, offset: 0 };
+  }
+
+  /** What the runtime starts for the deployment: its start command from its build. */
+  private releaseOf(
+    d: Deployment,
+    source: SourceSnapshot,
+    workspace: string,
+    command: string,
+    releaseId: string,
+  ): ReleaseSpec {
+    return {
+      serviceId: d.serviceId,
+      releaseId,
+      workspace,
+      rootDirectory: source.rootDirectory,
+      command,
+      env: this.environmentOf(d, source),
+      healthCheckPath: source.healthCheckPath,
+      healthTimeoutMs: this.options.healthTimeoutMs,
+    };
   }
 
   /** The deployment's environment: PLATFORM_*, a minimal PATH and HOME, and its variables. */

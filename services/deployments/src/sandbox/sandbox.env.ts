@@ -28,3 +28,15 @@ export const sandboxEnv = z.object({
     .max(2 ** 31 - 65_536)
     .default(2_000_000_000),
 });
+
+/** A sandboxed process's address space limit in bytes (RLIMIT_AS; node needs ~1 GiB to start). */
+export const memoryLimitEnv = (defaultBytes: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(64 * 1024 * 1024)
+    .default(defaultBytes);
+
+/** Processes and threads one sandbox may run at once (RLIMIT_NPROC). */
+export const processLimitEnv = (defaultCount: number) =>
+  z.coerce.number().int().min(8).default(defaultCount);

@@ -1,7 +1,6 @@
 import { Schema } from 'mongoose';
 import { z } from 'zod';
 import {
-  AppError,
   createInternalClient,
   defineModel,
   insertOnce,
@@ -57,16 +56,11 @@ export function projectsSourceClient(config: { PROJECTS_URL: string; INTERNAL_SE
   });
   return {
     async sourceOf(ref: ServiceRef, requestId?: string): Promise<ServiceSource> {
-      let answer: unknown;
-      try {
-        answer = await projects.getJson(
-          `/internal/projects/${ref.projectId}/services/${ref.serviceId}/source`,
-          { accountId: ref.accountId, requestId },
-        );
-      } catch (err) {
-        if (err instanceof AppError && err.status === 404) throw notFound('Service');
-        throw err;
-      }
+      const answer = await projects.findJson(
+        `/internal/projects/${ref.projectId}/services/${ref.serviceId}/source`,
+        { accountId: ref.accountId, requestId },
+      );
+      if (answer === null) throw notFound('Service');
       const parsed = sourceAnswer.safeParse(answer);
       // Projects answering something else is a version mismatch: retry later, as for an outage.
       if (!parsed.success) throw serviceUnavailable();

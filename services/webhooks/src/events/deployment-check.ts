@@ -1,5 +1,4 @@
 import {
-  AppError,
   createInternalClient,
   type DeploymentStatus,
   type DeploymentStatusChangedEvent,
@@ -40,16 +39,11 @@ export function deploymentCheck(config: { DEPLOYMENTS_URL: string; INTERNAL_SECR
   });
   return {
     async confirms(event: DeploymentStatusChangedEvent): Promise<boolean> {
-      let record: DeploymentRecord;
-      try {
-        record = await deployments.getJson<DeploymentRecord>(
-          `/internal/deployments/${encodeURIComponent(event.deploymentId)}`,
-          { accountId: event.accountId },
-        );
-      } catch (err) {
-        if (err instanceof AppError && err.status === 404) return false;
-        throw err;
-      }
+      const record = await deployments.findJson<DeploymentRecord>(
+        `/internal/deployments/${encodeURIComponent(event.deploymentId)}`,
+        { accountId: event.accountId },
+      );
+      if (!record) return false;
       const final = STAGE[event.status] === 2;
       return (
         record.accountId === event.accountId &&

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { baseEnv, durationEnv, portEnv } from '@platform/shared';
-import { sandboxEnv } from '../../sandbox/sandbox.env';
+import { memoryLimitEnv, processLimitEnv, sandboxEnv } from '../../sandbox/sandbox.env';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
 export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
@@ -15,14 +15,10 @@ export const DEFAULT_ROUTER_PORT = 4020;
  * deployments service, which starts the supervisor with them (supervisorEnvOf).
  */
 export const runtimeEnv = z.object({
-  /** Address space of each app process (RLIMIT_AS; node needs ~1 GiB just to start). */
-  RUNTIME_APP_MEMORY_BYTES: z.coerce
-    .number()
-    .int()
-    .min(64 * 1024 * 1024)
-    .default(4 * 1024 ** 3),
-  /** Processes and threads of one app at once (RLIMIT_NPROC). */
-  RUNTIME_APP_PROCESSES: z.coerce.number().int().min(8).default(256),
+  /** Address space of each app process. */
+  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(4 * 1024 ** 3),
+  /** Processes and threads of one app at once. */
+  RUNTIME_APP_PROCESSES: processLimitEnv(256),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
