@@ -30,7 +30,7 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     /** CPU seconds a build command may use (RLIMIT_CPU of each of its processes). */
     BUILD_CPU_SECONDS: positiveInt(600),
     /** Address space of each build process. */
-    BUILD_MEMORY_BYTES: memoryLimitEnv(4 * 1024 ** 3),
+    BUILD_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
     /** Processes and threads of one build at once. */
     BUILD_PROCESSES: processLimitEnv(256),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */

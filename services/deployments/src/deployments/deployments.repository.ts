@@ -16,7 +16,7 @@ import {
 } from '@platform/shared';
 import type { Models } from '../models';
 import { NO_LEASE, type DeploymentDoc, type DeploymentLogsDoc } from './deployments.model';
-import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
+import { ACTIVE_STATUSES, assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 
 /** A deployment as the rest of the service sees it. */
 export interface Deployment {
@@ -264,23 +264,40 @@ export class DeploymentsRepository {
 
   /**
    * Newest wins (contracts.md): cancels the service's deployments still BUILDING that are older
-   * than `newest`, each with `superseded by <newest's id>`. Those running stop at their worker's
-   * next heartbeat and log it; one no worker holds gets the line in its log here. Returns them.
+   * than its newest one still running (BUILDING or DEPLOYING), each with `superseded by <that
+   * one's id>`. Called after every insert: racing triggers insert in any order, and whichever
+   * runs last sees every one of them, so exactly the newest is left. Those running stop at their
+   * worker's next heartbeat and log it; one no worker holds gets the line in its log here.
+   * Returns the ones it cancelled.
    */
-  async supersedeOlder(newest: Deployment): Promise<Deployment[]> {
+  async supersedeOlder(ref: ServiceRef): Promise<Deployment[]> {
+    const [newest] = await this.models.deployments
+      .find(
+        {
+          serviceId: ref.serviceId,
+          accountId: ref.accountId,
+          projectId: ref.projectId,
+          status: { $in: [...ACTIVE_STATUSES] },
+        },
+        LIST_FIELDS,
+      )
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(1)
+      .lean<DeploymentDoc[]>();
+    if (!newest) return [];
     const older = await this.models.deployments
       .find(
         {
-          serviceId: newest.serviceId,
-          accountId: newest.accountId,
-          projectId: newest.projectId,
+          serviceId: ref.serviceId,
+          accountId: ref.accountId,
+          projectId: ref.projectId,
           status: 'BUILDING',
-          ...createdBefore(newest.createdAt, parseObjectId(newest.id, 'Deployment')),
+          ...createdBefore(newest.createdAt, newest._id),
         },
         LIST_FIELDS,
       )
       .lean<DeploymentDoc[]>();
-    const reason = `superseded by ${newest.id}`;
+    const reason = `superseded by ${newest._id.toHexString()}`;
     const cancelled: Deployment[] = [];
     for (const doc of older) {
       const done = await this.changeStatus(toDeployment(doc), 'CANCELLED', undefined, reason);

@@ -263,8 +263,7 @@ export class DeploymentsService {
     // The snapshot first: a deployment the pipeline can claim always has its source.
     await this.deps.snapshots.save(ref, id.toHexString(), snapshot);
     await this.deps.deployments.insertBuilding({ ...ref, ...input, id, createdAt });
-    const inserted = await this.deps.deployments.find(ref, id.toHexString());
-    if (inserted) await this.deps.deployments.supersedeOlder(inserted);
+    await this.deps.deployments.supersedeOlder(ref);
     this.deps.onDeploymentCreated();
   }
 }

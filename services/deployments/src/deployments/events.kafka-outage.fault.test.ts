@@ -7,7 +7,7 @@ import {
   type EventConsumer,
 } from '@platform/shared';
 import { INFRA_SCRIPT, testLogger, uniqueName, waitFor } from '@platform/shared/testing';
-import { startHarness, newCommitHash, type Harness } from '../test/harness';
+import { startHarness, type Harness } from '../test/harness';
 
 // Stops the shared Kafka for a while (a fault test: scripts/test.sh runs these one at a time),
 // kept to one short test, and Kafka is always started again.
@@ -31,12 +31,11 @@ afterAll(async () => {
 
 describe('status events while Kafka is down', () => {
   it('keeps them in the outbox and publishes all of them, in order, once Kafka is back', async () => {
-    const service = h.projects.addService();
     kafkaStopped = true;
     await infra('stop');
 
-    const created = await h.api.trigger(service, { commitHash: newCommitHash() });
-    const id = created.body.id;
+    // A real build and start of the fixture app, while the broker is gone.
+    const { service, id } = await h.newDeployment();
     await h.waitForStatus(service, id, 'DEPLOYED');
     const pending = await h.pendingEvents(id);
     expect(pending.map((e) => e.status)).toEqual(['BUILDING', 'DEPLOYING', 'DEPLOYED']);

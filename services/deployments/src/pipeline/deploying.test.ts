@@ -200,6 +200,18 @@ describe('the sandbox of a build', () => {
     expect(deployed.logs).not.toContain(h.config.ENCRYPTION_KEY);
   });
 
+  it('lets a build use Node’s fetch (WebAssembly) and the network under the default limits', async () => {
+    const fetchIt = `node -e "fetch('${h.projects.url}/').then((r) => console.log('fetched', r.status))"`;
+    const { service, id } = await h.newDeployment(
+      {},
+      { buildCommand: `${fetchIt} && node build.js` },
+    );
+
+    const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+    expect(deployed.logs).toContain('fetched 401');
+  });
+
   describe('with a time limit of 2 s, 40 processes and 1.5 GiB', () => {
     const short = useHarness({
       pipeline: {

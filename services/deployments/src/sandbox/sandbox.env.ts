@@ -29,7 +29,12 @@ export const sandboxEnv = z.object({
     .default(2_000_000_000),
 });
 
-/** A sandboxed process's address space limit in bytes (RLIMIT_AS; node needs ~1 GiB to start). */
+/**
+ * A sandboxed process's address space limit in bytes (RLIMIT_AS). It counts reserved address
+ * space, not memory in use: node needs ~1 GiB of it to start, and each WebAssembly instance (Node's
+ * own `fetch` parses HTTP with one) reserves ~10 GiB, so the defaults are 16 GiB. Without cgroups
+ * (not available here) this is a coarse bound; README.md "The sandbox".
+ */
 export const memoryLimitEnv = (defaultBytes: number) =>
   z.coerce
     .number()

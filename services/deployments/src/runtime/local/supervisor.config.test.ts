@@ -15,7 +15,7 @@ describe('runtime supervisor config', () => {
       ALLOW_UNSANDBOXED: false,
       SANDBOX_BWRAP: 'bwrap',
       SANDBOX_UID_BASE: 2_000_000_000,
-      RUNTIME_APP_MEMORY_BYTES: 4 * 1024 ** 3,
+      RUNTIME_APP_MEMORY_BYTES: 16 * 1024 ** 3,
       RUNTIME_APP_PROCESSES: 256,
       RUNTIME_DIR: path.join(homedir(), '.cache/platform-dev/runtime'),
       RUNTIME_ROUTER_PORT: 4020,

@@ -16,7 +16,7 @@ export const DEFAULT_ROUTER_PORT = 4020;
  */
 export const runtimeEnv = z.object({
   /** Address space of each app process. */
-  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(4 * 1024 ** 3),
+  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
   /** Processes and threads of one app at once. */
   RUNTIME_APP_PROCESSES: processLimitEnv(256),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
