@@ -14,6 +14,8 @@ export interface SecretBox {
   open(sealed: string, context: string): string;
   /** The id of the key a sealed value was sealed under (to find values still under an old key). */
   keyIdOf(sealed: string): string;
+  /** The id of ENCRYPTION_KEY: what new values are sealed under. */
+  readonly currentKeyId: string;
 }
 
 /**
@@ -128,6 +130,7 @@ export function createSecretBox(config: SecretBoxConfig): SecretBox {
     keyIdOf(sealed) {
       return splitSealed(sealed).keyId;
     },
+    currentKeyId: current.id,
   };
 }
 

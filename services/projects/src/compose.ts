@@ -1,4 +1,5 @@
 import {
+  Scheduler,
   createSecretBox,
   openDatabase,
   openKafka,
@@ -54,18 +55,34 @@ export async function compose(config: Config, runtime: Runtime) {
     services: servicesRepository,
     sources: { allowLocal: config.SOURCE_ALLOW_LOCAL },
   });
+  const variables = new VariablesService({
+    services,
+    servicesRepository,
+    variables: variablesRepository,
+    secretBox,
+  });
+  // Values sealed under an older key are sealed anew under ENCRYPTION_KEY, so it can be retired.
+  const scheduler = new Scheduler(logger);
+  scheduler.every({
+    name: 'seal secret variables under ENCRYPTION_KEY',
+    everyMs: config.RESEAL_INTERVAL,
+    runAtStart: true,
+    run: async () => {
+      const { resealed, unreadable } = await variables.resealSecrets();
+      if (resealed > 0) logger.info({ resealed }, 'secret variables sealed under ENCRYPTION_KEY');
+      if (unreadable > 0) {
+        logger.error({ unreadable }, 'secret variables no configured key opens: left as they are');
+      }
+    },
+  });
+  runtime.lifecycle.onShutdown('housekeeping', () => scheduler.stop());
   const app = createApp({
     logger,
     internalSecret: config.INTERNAL_SECRET,
     connection,
     projects: new ProjectsService({ projects: projectsRepository }),
     services,
-    variables: new VariablesService({
-      services,
-      servicesRepository,
-      variables: variablesRepository,
-      secretBox,
-    }),
+    variables,
   });
-  return { app, connection, models, kafka, relay, secretBox };
+  return { app, connection, models, kafka, relay, secretBox, variables };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, encryptionEnv, serviceEnv } from '@platform/shared';
+import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
 
 /** The projects service's environment (docs/architecture.md, Processes). */
 export const configSchema = serviceEnv({ port: 4002, database: 'platform_projects' })
@@ -11,6 +11,11 @@ export const configSchema = serviceEnv({ port: 4002, database: 'platform_project
      * address (the local stack's fixtures). Refused with NODE_ENV=production.
      */
     SOURCE_ALLOW_LOCAL: booleanEnv(false),
+    /**
+     * How often secret variables sealed under an older key (ENCRYPTION_PREVIOUS_KEYS) are sealed
+     * anew under ENCRYPTION_KEY (also at start).
+     */
+    RESEAL_INTERVAL: durationEnv('1h', { min: '100ms' }),
     /**
      * Where a service's live deployment answers: `{serviceId}` is replaced by its id. The same
      * URL across deployments (the gateway routes `<serviceId>.localhost` to the local runtime).

@@ -29,7 +29,10 @@ export type TestApp = Awaited<ReturnType<typeof compose>> & {
  */
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger;
+    /** Another instance's database: left to it at close. */ shared?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const config = parseConfig(configSchema, {
     ...testEnv(),
@@ -43,7 +46,7 @@ export async function startTestApp(
   const lifecycle = new Lifecycle(logger);
   const close = async () => {
     await lifecycle.shutdown('test over');
-    await dropDatabase(config);
+    if (!options.shared) await dropDatabase(config);
   };
   try {
     const composed = await compose(config, { logger, lifecycle });

@@ -75,6 +75,24 @@ export class VariablesRepository {
   }
 
   /** The cascade of a deleted service. */
+  /** Secret variables after `after` (by id), a batch at a time: what re-sealing goes through. */
+  async secretsAfter(after: Types.ObjectId | null, batch: number) {
+    return this.model
+      .find(
+        { secret: true, ...(after && { _id: { $gt: after } }) },
+        { _id: 1, serviceId: 1, name: 1, sealed: 1 },
+      )
+      .sort({ _id: 1 })
+      .limit(batch)
+      .lean<Pick<VariableDocument, '_id' | 'serviceId' | 'name' | 'sealed'>[]>();
+  }
+
+  /** Replaces a sealed value if it is still the one read (a PUT meanwhile wins). */
+  async replaceSealed(id: Types.ObjectId, from: string, to: string): Promise<boolean> {
+    const result = await this.model.updateOne({ _id: id, sealed: from }, { $set: { sealed: to } });
+    return result.modifiedCount === 1;
+  }
+
   async purgeOfService(serviceId: Types.ObjectId): Promise<number> {
     return (await this.model.deleteMany({ serviceId })).deletedCount;
   }

@@ -105,4 +105,37 @@ export class VariablesService {
     );
     return { secret, value: null, sealed };
   }
+
+  /**
+   * Seals anew, under ENCRYPTION_KEY, every secret variable sealed under an older key
+   * (ENCRYPTION_PREVIOUS_KEYS), so an old key can be retired: a housekeeping task (compose.ts).
+   * Each one is replaced only if unchanged since it was read. One that no configured key opens
+   * is left as it is and counted.
+   */
+  async resealSecrets(): Promise<{ resealed: number; unreadable: number }> {
+    const { variables, secretBox } = this.deps;
+    let resealed = 0;
+    let unreadable = 0;
+    let after: Types.ObjectId | null = null;
+    for (;;) {
+      const batch = await variables.secretsAfter(after, 100);
+      if (batch.length === 0) break;
+      for (const variable of batch) {
+        const sealed = variable.sealed;
+        if (!sealed || secretBox.keyIdOf(sealed) === secretBox.currentKeyId) continue;
+        const context = variableSecretContext(variable.serviceId.toHexString(), variable.name);
+        let plain: string;
+        try {
+          plain = secretBox.open(sealed, context);
+        } catch {
+          unreadable++;
+          continue;
+        }
+        const fresh = secretBox.seal(plain, context);
+        if (await variables.replaceSealed(variable._id, sealed, fresh)) resealed++;
+      }
+      after = batch[batch.length - 1]!._id;
+    }
+    return { resealed, unreadable };
+  }
 }

@@ -2,10 +2,10 @@
 // the quota under racing requests, and secrets that never leave sealed.
 import { Types } from 'mongoose';
 import { pino } from 'pino';
-import { variableSecretContext } from '@platform/shared';
+import { createSecretBox, variableSecretContext } from '@platform/shared';
 import { errorBody, uniqueName, useRunning, waitFor } from '@platform/shared/testing';
 import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
-import { startTestApp } from '../test/test-app';
+import { startTestApp, TEST_ENCRYPTION_KEY } from '../test/test-app';
 import { VARIABLES_PER_SERVICE } from './variables.service';
 
 const app = useRunning(() => startTestApp());
@@ -326,5 +326,52 @@ describe('the logs of requests that carry a secret', () => {
     expect(answers.map((a) => a.status)).toEqual([201, 200, 400, 400, 200, 200]);
     expect(lines.length).toBeGreaterThan(answers.length);
     expect(lines.filter((line) => line.includes(secret))).toEqual([]);
+  });
+});
+
+describe('a new ENCRYPTION_KEY', () => {
+  const NEW_KEY = `new:${Buffer.alloc(32, 9).toString('base64')}`;
+
+  it('has every secret variable sealed anew under it, so the old key can be retired', async () => {
+    await put('API_TOKEN', { value: 'tok-rotate-1', secret: true });
+    await put('PLAIN', { value: 'not a secret' });
+    const before = await stored('API_TOKEN');
+    expect(before!.sealed).toMatch(/^v1:test:/);
+
+    // Another replica on the same database, started with the new key and the old one as previous.
+    const rotated = await startTestApp(
+      {
+        MONGO_DB: app().config.MONGO_DB,
+        ENCRYPTION_KEY: NEW_KEY,
+        ENCRYPTION_PREVIOUS_KEYS: TEST_ENCRYPTION_KEY,
+        RESEAL_INTERVAL: '100ms',
+      },
+      { shared: true },
+    );
+    try {
+      const after = await waitFor(
+        async () => {
+          const doc = await stored('API_TOKEN');
+          return doc?.sealed?.startsWith('v1:new:') ? doc : null;
+        },
+        { what: 'the secret sealed under the new key' },
+      );
+      const context = variableSecretContext(serviceId, 'API_TOKEN');
+      expect(createSecretBox({ ENCRYPTION_KEY: NEW_KEY }).open(after.sealed!, context)).toBe(
+        'tok-rotate-1',
+      );
+      expect(after.updatedAt).toEqual(before!.updatedAt);
+      expect((await stored('PLAIN'))!.value).toBe('not a secret');
+      // What the pipeline is handed opens with the new key alone.
+      const source = await apiClient(rotated.url, client.accountId).get(
+        `/internal/projects/${projectId}/services/${serviceId}/source`,
+      );
+      const sealed = source.body.variables.find((v: { name: string }) => v.name === 'API_TOKEN');
+      expect(createSecretBox({ ENCRYPTION_KEY: NEW_KEY }).open(sealed.sealed, context)).toBe(
+        'tok-rotate-1',
+      );
+    } finally {
+      await rotated.close();
+    }
   });
 });

@@ -51,7 +51,7 @@ export class WebhookSecrets {
   readonly currentKeyId: string;
 
   constructor(private readonly box: SecretBox) {
-    this.currentKeyId = box.keyIdOf(box.seal('', 'key-id-probe'));
+    this.currentKeyId = box.currentKeyId;
   }
 
   seal(webhookId: string, secret: string): string {

@@ -207,8 +207,7 @@ export class WebhooksService {
     return { resealed };
   }
 
-  /** A deleted project takes its webhooks and their deliveries with it; returns the counts. */
-  /** A deleted project's webhooks and deliveries: the deleting account's only. */
+  /** A deleted project's webhooks and deliveries, the deleting account's only; the counts. */
   async deleteProject(
     accountId: string,
     projectId: string,
