@@ -78,13 +78,16 @@ export class WebhooksRepository {
         { $inc: { webhooks: 1 } },
       );
     if ((await take()).modifiedCount === 1) return true;
-    if (await this.quotas.exists({ _id: projectId })) return false;
-    try {
-      const existing = await this.model.countDocuments({ projectId });
-      await this.quotas.create({ _id: projectId, webhooks: existing });
-    } catch (err) {
-      // Another request created it first: its count is as good.
-      if (!isDuplicateKeyError(err)) throw err;
+    // Full, or no count yet (made meanwhile by a racing create, maybe): make sure there is one,
+    // then try once more. Only a full count refuses.
+    if (!(await this.quotas.exists({ _id: projectId }))) {
+      try {
+        const existing = await this.model.countDocuments({ projectId });
+        await this.quotas.create({ _id: projectId, webhooks: existing });
+      } catch (err) {
+        // Another request created it first: its count is as good.
+        if (!isDuplicateKeyError(err)) throw err;
+      }
     }
     return (await take()).modifiedCount === 1;
   }
