@@ -39,6 +39,8 @@ import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch
 import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
 import { createModels } from '@platform/deployments/dist/models';
 import { BuildStore } from '@platform/deployments/dist/builds/build-store';
+import { LogFollowers } from '@platform/deployments/dist/deployments/log-followers';
+import { LogStore } from '@platform/deployments/dist/deployments/log-store';
 import { projectsSourceClient, SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
@@ -177,12 +179,20 @@ main('round-trips', 300, async () => {
       sources: projectsSourceClient({ PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET }),
       snapshots: new SourceSnapshots(models.sources),
       builds: new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds')),
+      followers: new LogFollowers({
+        logs: new LogStore(models),
+        statusOf: async () => null,
+        pollMs: 300,
+        logger: createLogger('deployments', 'warn'),
+        stopping: new AbortController().signal,
+      }),
     });
     const app = createServer(
       createApp({
         logger: createLogger('deployments', 'warn'),
         internalSecret: SECRET,
         connection,
+        logStreamHeartbeatMs: 15_000,
         requireService: requireOwnership(
           { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET },
           'service',

@@ -20,6 +20,7 @@ import {
   NO_LEASE,
   type DeploymentDoc,
   type DeploymentLogsDoc,
+  type LogChunkDoc,
 } from '@platform/deployments/dist/deployments/deployments.model';
 import { createModels } from '@platform/deployments/dist/models';
 import { Types, type Connection } from 'mongoose';
@@ -52,7 +53,7 @@ export interface SeededDeployment {
 }
 
 /** Documents per seeded deployment: the deployment and its logs. */
-export const DOCUMENTS_PER_DEPLOYMENT = 2;
+export const DOCUMENTS_PER_DEPLOYMENT = 3;
 
 /**
  * Inserts `count` DEPLOYED deployments spread evenly over the services, `intervalMs` apart going
@@ -74,6 +75,7 @@ export async function seedDeployments(
   for (let from = 0; from < count; from += batch) {
     const deployments: DeploymentDoc[] = [];
     const logs: DeploymentLogsDoc[] = [];
+    const chunks: LogChunkDoc[] = [];
     for (let j = from; j < Math.min(count, from + batch); j++) {
       // Oldest first, as they would have been written: the newest rows end the tables (as in a
       // database that grew by use).
@@ -103,18 +105,36 @@ export async function seedDeployments(
         outbox: [],
         outboxPending: false,
       });
+      const text = logsOf(commitHash, serviceId, id);
+      const lines = text.split('\n').length - 1;
+      const bytes = Buffer.byteLength(text);
       logs.push({
         _id: id,
         ...ref,
         attempt: 1,
-        logs: logsOf(commitHash, serviceId, id),
         release: null,
+        nextSeq: 1,
+        lines,
+        bytes,
+        firstSeq: 0,
+        trimmed: false,
+      });
+      chunks.push({
+        _id: new Types.ObjectId(),
+        deploymentId: id,
+        ...ref,
+        seq: 0,
+        firstLine: 1,
+        lastLine: lines,
+        text,
+        bytes,
       });
       seeded.push({ id, serviceId, createdAt });
     }
     // In the pipeline's order: the deployment exists before its logs document is made.
     await models.deployments.insertMany(deployments, { ordered: false });
     await models.logs.insertMany(logs, { ordered: false });
+    await models.logChunks.insertMany(chunks, { ordered: false });
     const done = Math.min(count, from + batch);
     if (done % (batch * 10) === 0 || done === count) {
       const rate = Math.round(done / ((Date.now() - startedAt) / 1000));

@@ -8,6 +8,15 @@ import type { Logger } from 'pino';
  */
 export class Lifecycle {
   private readonly closers: { name: string; close: () => Promise<unknown> | unknown }[] = [];
+  private readonly stop = new AbortController();
+
+  /**
+   * Aborted as shutdown begins, before any closer runs: what holds a response open for long (a
+   * log stream) ends it at once, so the HTTP server's close does not wait for it.
+   */
+  get stopping(): AbortSignal {
+    return this.stop.signal;
+  }
   private shuttingDown?: Promise<void>;
 
   constructor(
@@ -20,6 +29,7 @@ export class Lifecycle {
   }
 
   shutdown(reason: string): Promise<void> {
+    this.stop.abort();
     this.shuttingDown ??= (async () => {
       this.logger.info({ reason }, 'shutting down');
       for (const { name, close } of [...this.closers].reverse()) {

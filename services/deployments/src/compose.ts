@@ -22,10 +22,10 @@ import { DeploymentsService } from './deployments/deployments.service';
 import { StatusWatch } from './deployments/status-watch';
 import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { createModels, type Models } from './models';
+import type { DeploymentDoc } from './deployments/deployments.model';
+import { LogFollowers } from './deployments/log-followers';
 import { BuildStore } from './builds/build-store';
-import type { DeploymentLogsDoc } from './deployments/deployments.model';
 import { LiveLogs } from './pipeline/live-logs';
-import { LogBuffer } from './pipeline/log-buffer';
 import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
 import { supervisorEnvOf } from './runtime/local/supervisor.config';
@@ -69,7 +69,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     ? writeWithoutRelay
     : startOutboxRelay(kafka, [models.deployments], runtime);
 
-  const repository = new DeploymentsRepository(models, outbox);
+  const repository = new DeploymentsRepository(models, outbox, config.LOG_LIMIT_BYTES);
   const snapshots = new SourceSnapshots(models.sources);
   const builds = new BuildStore(config.BUILDS_DIR);
   const local =
@@ -82,6 +82,14 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
       ? createPipelineWorker(config, { models, logger, outbox, steps })
       : undefined;
   const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
+  const followers = new LogFollowers({
+    logs: repository.logs,
+    statusOf: async (id) =>
+      (await models.deployments.findById(id, { status: 1 }).lean<DeploymentDoc>())?.status ?? null,
+    pollMs: config.PIPELINE_HEARTBEAT,
+    logger,
+    stopping: lifecycle.stopping,
+  });
   // Every replica sees every status event, to wake its own `?wait=` requests.
   const statusWatch = new StatusWatch();
   const watcher = await watchEvents({
@@ -90,11 +98,15 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     topics: [TOPICS.deploymentStatusChanged],
     logger,
     handle: (event) => {
-      if (event.type === 'deployment.status_changed') statusWatch.changed(event.deploymentId);
+      if (event.type === 'deployment.status_changed') {
+        statusWatch.changed(event.deploymentId);
+        followers.statusChanged(event.deploymentId, event.status);
+      }
     },
   });
   lifecycle.onShutdown('status watch', () => watcher.stop());
   const service = new DeploymentsService({
+    followers,
     deployments: repository,
     idempotencyKeys,
     onDeploymentCreated: () => worker?.wake(),
@@ -120,8 +132,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     run: () => idempotencyKeys.pruneExpired(),
   });
   if (local) {
-    const restore = () =>
-      restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES);
+    const restore = () => restoreLiveApps(repository, models, local.steps, logger);
     // In the background: a restored app may take its health check's time to answer.
     void restore().catch((err: unknown) =>
       logger.warn({ err: (err as Error).message }, 'could not look for apps to restore'),
@@ -142,7 +153,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
       runtime: local.runtime,
       snapshots,
       secretBox: local.secretBox,
-      logLimitBytes: config.LOG_LIMIT_BYTES,
+      logs: repository.logs,
       logger,
     });
     scheduler.every({
@@ -165,11 +176,11 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     connection,
     requireService: requireOwnership(config, 'service'),
     service,
+    logStreamHeartbeatMs: config.LOG_STREAM_HEARTBEAT,
   });
   return {
     app,
-    restoreLiveApps: () =>
-      local && restoreLiveApps(repository, models, local.steps, logger, config.LOG_LIMIT_BYTES),
+    restoreLiveApps: () => local && restoreLiveApps(repository, models, local.steps, logger),
     connection,
     models,
     kafka,
@@ -178,6 +189,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     worker,
     statusWatch,
     service,
+    followers,
     builds,
     runtime: local?.runtime,
   };
@@ -259,7 +271,6 @@ export async function restoreLiveApps(
   models: Models,
   steps: LocalSteps,
   logger: Logger,
-  logLimitBytes: number,
 ): Promise<void> {
   const serviceIds = (await models.deployments.distinct('serviceId', { status: 'DEPLOYED' })).map(
     String,
@@ -272,17 +283,10 @@ export async function restoreLiveApps(
         logger.warn({ deploymentId: live.id, reason }, 'could not restore a deployed app'),
       );
       if (!releaseLog) continue;
-      const doc = await models.logs.findById(live.id, { logs: 1 }).lean<DeploymentLogsDoc>();
-      const log = new LogBuffer(logLimitBytes, doc?.logs ?? '');
-      log.line('==> the runtime had stopped: this deployment was started again from its build');
-      await models.logs.updateOne(
-        { _id: live.id },
-        {
-          $set: {
-            logs: log.toString(),
-            release: { id: releaseLog.releaseId, offset: releaseLog.offset },
-          },
-        },
+      await repository.logs.append(
+        live.id,
+        '==> the runtime had stopped: this deployment was started again from its build\n',
+        { set: { release: { id: releaseLog.releaseId, offset: releaseLog.offset } } },
       );
       logger.info({ deploymentId: live.id, serviceId }, 'restored a deployed app from its build');
     } catch (err) {

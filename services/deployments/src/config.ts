@@ -50,6 +50,8 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      * README.md promises). Must be well under the lease.
      */
     PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
+    /** A log stream (SSE) sends a comment line this often while nothing else happens. */
+    LOG_STREAM_HEARTBEAT: durationEnv('15s', { min: '10ms', max: '5m' }),
     /** How often a starting app's output is copied into its deployment's log. */
     RUNTIME_LOG_POLL_INTERVAL: durationEnv('250ms', { min: '10ms', max: '10s' }),
     /** How often an idle worker looks for deployments (a trigger on its own replica wakes it). */

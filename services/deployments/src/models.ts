@@ -1,5 +1,9 @@
 import type { Connection } from 'mongoose';
-import { deploymentLogsModel, deploymentModel } from './deployments/deployments.model';
+import {
+  deploymentLogsModel,
+  deploymentModel,
+  logChunkModel,
+} from './deployments/deployments.model';
 import { idempotencyKeyModel } from './deployments/idempotency.model';
 import { sourceSnapshotModel } from './source/snapshot';
 
@@ -7,6 +11,7 @@ import { sourceSnapshotModel } from './source/snapshot';
 export const createModels = (connection: Connection) => ({
   deployments: deploymentModel(connection),
   logs: deploymentLogsModel(connection),
+  logChunks: logChunkModel(connection),
   idempotencyKeys: idempotencyKeyModel(connection),
   sources: sourceSnapshotModel(connection),
 });

@@ -6,3 +6,4 @@ export * from './processes';
 export * from './gateway-client';
 export * from './git-fixture';
 export * from './app-request';
+export * from './event-stream';

@@ -81,29 +81,46 @@ export const deploymentModel = defineModel<DeploymentDoc>(
   'deployments',
 );
 
-/** A deployment's build and deploy output; `_id` is the deployment's id. */
+/**
+ * A deployment's log is append-only: numbered lines in chunks (`deployment_log_chunks`, one per
+ * write), and this head (`deployment_logs`, `_id` the deployment's id) counting them. A follower
+ * reads only the chunks past the last line it has; the oldest chunks go beyond LOG_LIMIT_BYTES.
+ */
 export interface DeploymentLogsDoc {
   _id: string;
   accountId: string;
   projectId: string;
   serviceId: string;
-  logs: string;
-  /** The claim (the deployment's `attempts`) that wrote `logs` last; an earlier one may not. */
+  /** The claim (the deployment's `attempts`) that wrote last; an earlier one may not write. */
   attempt: number;
-  /** A deployed app's release, and how much of its log `logs` holds (LiveLogs goes on from there). */
+  /** A deployed app's release, and how much of its log is in (LiveLogs goes on from there). */
   release: { id: string; offset: number } | null;
+  /** The next chunk's number. */
+  nextSeq: number;
+  /** Lines written so far (the last line's number). */
+  lines: number;
+  /** Bytes of the chunks kept. */
+  bytes: number;
+  /** The oldest chunk kept. */
+  firstSeq: number;
+  /** Whether older output was dropped (the log then starts with a marker). */
+  trimmed: boolean;
 }
 
 const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
   {
     _id: { type: String, required: true },
     ...ownerFields,
-    logs: { type: String, default: '' },
     attempt: { type: Number, default: 0 },
     release: {
       type: new Schema({ id: String, offset: Number }, { _id: false }),
       default: null,
     },
+    nextSeq: { type: Number, default: 0 },
+    lines: { type: Number, default: 0 },
+    bytes: { type: Number, default: 0 },
+    firstSeq: { type: Number, default: 0 },
+    trimmed: { type: Boolean, default: false },
   },
   { versionKey: false },
 );
@@ -116,4 +133,43 @@ export const deploymentLogsModel = defineModel<DeploymentLogsDoc>(
   'DeploymentLogs',
   deploymentLogsSchema,
   'deployment_logs',
+);
+
+/** One write of a deployment's log: whole lines, `firstLine` … `lastLine`. */
+export interface LogChunkDoc {
+  _id: Types.ObjectId;
+  deploymentId: string;
+  accountId: string;
+  projectId: string;
+  serviceId: string;
+  seq: number;
+  firstLine: number;
+  lastLine: number;
+  text: string;
+  bytes: number;
+}
+
+const logChunkSchema = new Schema<LogChunkDoc>(
+  {
+    deploymentId: { type: String, required: true },
+    ...ownerFields,
+    seq: { type: Number, required: true },
+    firstLine: { type: Number, required: true },
+    lastLine: { type: Number, required: true },
+    text: { type: String, required: true },
+    bytes: { type: Number, required: true },
+  },
+  { versionKey: false },
+);
+// A log in order; a chunk per number.
+logChunkSchema.index({ deploymentId: 1, seq: 1 }, { unique: true });
+// A follower's next lines: the chunks ending past the line it has.
+logChunkSchema.index({ deploymentId: 1, lastLine: 1 });
+// project.deleted and service.deleted remove them.
+logChunkSchema.index({ projectId: 1, serviceId: 1 });
+
+export const logChunkModel = defineModel<LogChunkDoc>(
+  'DeploymentLogChunk',
+  logChunkSchema,
+  'deployment_log_chunks',
 );

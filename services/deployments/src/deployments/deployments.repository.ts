@@ -15,7 +15,8 @@ import {
   type PageRequest,
 } from '@platform/shared';
 import type { Models } from '../models';
-import { NO_LEASE, type DeploymentDoc, type DeploymentLogsDoc } from './deployments.model';
+import { NO_LEASE, type DeploymentDoc } from './deployments.model';
+import { LogStore } from './log-store';
 import { ACTIVE_STATUSES, assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 
 /** A deployment as the rest of the service sees it. */
@@ -119,11 +120,16 @@ const inService = (ref: ServiceRef, id: Types.ObjectId) => ({
 });
 
 export class DeploymentsRepository {
+  readonly logs: LogStore;
+
   /** Status events are written through `outbox` (the relay publishes them at once). */
   constructor(
     private readonly models: Models,
     private readonly outbox: OutboxWriter,
-  ) {}
+    logLimitBytes?: number,
+  ) {
+    this.logs = new LogStore(models, logLimitBytes);
+  }
 
   /**
    * Inserts a BUILDING deployment with its creation event in its outbox: one insert. Returns
@@ -220,11 +226,7 @@ export class DeploymentsRepository {
 
   async logsOf(ref: ServiceRef, id: string): Promise<string> {
     // Keyed by the id as the pipeline writes it (lower case), whatever case the URL used.
-    const _id = parseObjectId(id, 'Deployment').toHexString();
-    const doc = await this.models.logs
-      .findOne({ _id, accountId: ref.accountId }, { logs: 1 })
-      .lean<DeploymentLogsDoc>();
-    return doc?.logs ?? '';
+    return this.logs.read(parseObjectId(id, 'Deployment').toHexString(), ref.accountId);
   }
 
   /**
@@ -294,7 +296,7 @@ export class DeploymentsRepository {
           status: 'BUILDING',
           ...createdBefore(newest.createdAt, newest._id),
         },
-        LIST_FIELDS,
+        { ...LIST_FIELDS, leaseUntil: 1 },
       )
       .lean<DeploymentDoc[]>();
     const reason = `superseded by ${newest._id.toHexString()}`;
@@ -303,20 +305,11 @@ export class DeploymentsRepository {
       const done = await this.changeStatus(toDeployment(doc), 'CANCELLED', undefined, reason);
       if (!done) continue;
       cancelled.push(done);
-      // Never claimed: no worker will write its log, so the reason is written here.
-      await this.models.logs.updateOne(
-        { _id: done.id },
-        {
-          $setOnInsert: {
-            accountId: done.accountId,
-            projectId: done.projectId,
-            serviceId: done.serviceId,
-            logs: `Deployment cancelled: ${reason}.\n`,
-            attempt: 0,
-          },
-        },
-        { upsert: true },
-      );
+      // Held by nobody: no worker will write its log, so the reason is written here.
+      if (doc.leaseUntil.getTime() <= Date.now()) {
+        await this.logs.create({ ...done, deploymentId: done.id });
+        await this.logs.append(done.id, `Deployment cancelled: ${reason}.\n`);
+      }
     }
     return cancelled;
   }
@@ -339,13 +332,13 @@ export class DeploymentsRepository {
 
   async deleteByProject(accountId: string, projectId: string): Promise<number> {
     const result = await this.models.deployments.deleteMany({ accountId, projectId });
-    await this.models.logs.deleteMany({ projectId, accountId });
+    await this.logs.deleteOf({ accountId, projectId });
     return result.deletedCount;
   }
 
   async deleteByService(accountId: string, projectId: string, serviceId: string): Promise<number> {
     const result = await this.models.deployments.deleteMany({ serviceId, accountId, projectId });
-    await this.models.logs.deleteMany({ projectId, serviceId, accountId });
+    await this.logs.deleteOf({ accountId, projectId, serviceId });
     return result.deletedCount;
   }
 }

@@ -7,6 +7,7 @@ import {
   deploymentListQuery,
   deploymentQuery,
   idempotencyHeaders,
+  logStreamHeaders,
   toDeploymentResponse,
   toListItem,
   triggerBody,
@@ -23,7 +24,10 @@ function serviceOf(req: Request): ServiceRef {
   return { accountId, projectId, serviceId: serviceId! };
 }
 
-export function deploymentsRouter(service: DeploymentsService): Router {
+export function deploymentsRouter(
+  service: DeploymentsService,
+  { heartbeatMs }: { heartbeatMs: number },
+): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {
@@ -54,6 +58,41 @@ export function deploymentsRouter(service: DeploymentsService): Router {
       wait === undefined ? undefined : { ms: wait * 1000, signal: leaving.signal },
     );
     if (!leaving.signal.aborted) res.json(toDeploymentResponse(deployment));
+  });
+
+  // contracts.md "Following a deployment": Server-Sent Events with the SSE Accept header, else
+  // the whole log so far as text/plain.
+  router.get('/:deploymentId/logs', async (req: DeploymentRequest, res) => {
+    const ref = serviceOf(req);
+    const deployment = await service.findDeployment(ref, req.params.deploymentId);
+    if (!(req.get('accept') ?? '').includes('text/event-stream')) {
+      res.type('text/plain; charset=utf-8').send(await service.logsOf(ref, deployment.id));
+      return;
+    }
+    const { 'last-event-id': after } = validate(logStreamHeaders, {
+      'last-event-id': req.get('last-event-id'),
+    });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
+    const end = () => {
+      clearInterval(heartbeat);
+      res.end();
+    };
+    const close = await service.followLogs(deployment.id, after ?? 0, {
+      line: (line) =>
+        res.write(`id: ${line.n}\nevent: log\ndata: ${line.text.replace(/\r/g, '')}\n\n`),
+      status: (status) => res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`),
+      end,
+    });
+    res.once('close', () => {
+      clearInterval(heartbeat);
+      close();
+    });
   });
 
   router.post('/:deploymentId/cancel', async (req: DeploymentRequest, res) => {

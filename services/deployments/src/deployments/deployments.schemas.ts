@@ -43,6 +43,15 @@ export const triggerBody = z
   .strict();
 export type TriggerInput = z.infer<typeof triggerBody>;
 
+/** `Last-Event-ID` of a log stream: the last line the client has (contracts.md). */
+export const logStreamHeaders = z.object({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a line number')
+    .transform(Number)
+    .optional(),
+});
+
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** Printable ASCII, as the IETF Idempotency-Key draft suggests; bounded so it fits an _id. */

@@ -14,6 +14,7 @@ import type { SourceClient, SourceSnapshot, SourceSnapshots } from '../source/sn
 import { toTriggerResponse, type TriggerInput, type TriggerResponse } from './deployments.schemas';
 import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 import type { StatusWatch } from './status-watch';
+import type { FollowerSink, LogFollowers } from './log-followers';
 
 export interface DeploymentsServiceDeps {
   deployments: DeploymentsRepository;
@@ -29,6 +30,8 @@ export interface DeploymentsServiceDeps {
   builds: BuildStore;
   /** The local runtime, in a replica that runs the pipeline: a deleted service's apps stop. */
   runtime?: RuntimeClient;
+  /** The live logs' followers of this replica. */
+  followers: LogFollowers;
 }
 
 /** How a new deployment came to be: what an Idempotency-Key's request is. */
@@ -183,6 +186,23 @@ export class DeploymentsService {
       ]);
       if (cancelled) return { ...cancelled, logs };
     }
+  }
+
+  /** The deployment (404 unless it is of this service). */
+  async findDeployment(ref: ServiceRef, deploymentId: string): Promise<Deployment> {
+    const deployment = await this.deps.deployments.find(ref, deploymentId);
+    if (!deployment) throw notFound('Deployment');
+    return deployment;
+  }
+
+  /** The deployment's whole log so far. */
+  logsOf(ref: ServiceRef, deploymentId: string): Promise<string> {
+    return this.deps.deployments.logsOf(ref, deploymentId);
+  }
+
+  /** Follows the log after line `after` (see LogFollowers); resolves with the close. */
+  followLogs(deploymentId: string, after: number, sink: FollowerSink): Promise<() => void> {
+    return this.deps.followers.follow(deploymentId, after, sink);
   }
 
   /** A deployment of the account, whatever its service (the internal check of a status event). */

@@ -340,8 +340,9 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deployme
   it('answers the same deployment, logs included, for its id in upper case', async () => {
     const service = h.projects.addService();
     const created = await h.api.trigger(service, { commitHash: 'abcdef1' });
-    // The logs document as the pipeline makes it at its first claim.
-    await h.models.logs.create({ _id: created.body.id, ...service, logs: 'building abcdef1\n' });
+    // The log as the pipeline makes it at its first claim, and a line of it.
+    await h.repository.logs.create({ ...service, deploymentId: created.body.id });
+    await h.repository.logs.append(created.body.id, 'building abcdef1\n');
 
     const lower = await h.api.get(service, created.body.id);
     const upper = await h.api.get(service, created.body.id.toUpperCase());

@@ -3,7 +3,7 @@ import type { DeploymentLogsDoc } from '../deployments/deployments.model';
 import type { Models } from '../models';
 import type { RuntimeClient } from '../runtime/local/client';
 import type { SourceSnapshots } from '../source/snapshot';
-import { LogBuffer } from './log-buffer';
+import type { LogStore } from '../deployments/log-store';
 import { SecretMask } from './secret-mask';
 
 /** Runtime states whose log may still grow: the app runs, or restarts after a crash. */
@@ -13,8 +13,8 @@ const FOLLOWED = new Set(['live', 'restarting', 'crashed']);
  * What a deployed app prints after its deployment is DEPLOYED (and what the runtime says of it:
  * a crash, the restart after a backoff, giving up) goes on into the deployment's log. Each poll
  * reads every serving release's log from where the deployment's log ends (`release.offset` of its
- * logs document, set by the deploy step) and appends it, masked, with one conditional update on
- * that offset, so two pollers never append the same output twice.
+ * log's head, set by the deploy step) and appends its whole lines, masked, conditional on that
+ * offset, so two pollers never append the same output twice.
  */
 export class LiveLogs {
   /** Per release: the mask holding back what might be the start of a secret. */
@@ -26,7 +26,7 @@ export class LiveLogs {
       runtime: RuntimeClient;
       snapshots: SourceSnapshots;
       secretBox: SecretBox;
-      logLimitBytes: number;
+      logs: LogStore;
       logger: Logger;
     },
   ) {}
@@ -46,20 +46,20 @@ export class LiveLogs {
   }
 
   private async follow(releaseId: string): Promise<void> {
-    const { models, runtime, logLimitBytes } = this.options;
+    const { models, runtime, logs } = this.options;
     const doc = await models.logs
-      .findOne({ 'release.id': releaseId }, { logs: 1, release: 1, serviceId: 1 })
+      .findOne({ 'release.id': releaseId }, { release: 1, serviceId: 1 })
       .lean<DeploymentLogsDoc>();
     if (!doc?.release) return;
-    const { text, nextOffset } = await runtime.readLog(releaseId, doc.release.offset);
-    if (nextOffset === doc.release.offset) return;
+    const { text } = await runtime.readLog(releaseId, doc.release.offset);
+    // Whole lines only: a line still being printed is read again next time.
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    if (!complete) return;
     const mask = await this.maskOf(releaseId, doc);
-    const log = new LogBuffer(logLimitBytes, doc.logs);
-    log.append(mask.write(text));
-    await models.logs.updateOne(
-      { _id: doc._id, 'release.id': releaseId, 'release.offset': doc.release.offset },
-      { $set: { logs: log.toString(), 'release.offset': nextOffset } },
-    );
+    await logs.append(doc._id, mask.write(complete), {
+      where: { 'release.id': releaseId, 'release.offset': doc.release.offset },
+      set: { 'release.offset': doc.release.offset + Buffer.byteLength(complete) },
+    });
   }
 
   private async maskOf(releaseId: string, doc: DeploymentLogsDoc): Promise<SecretMask> {

@@ -24,19 +24,8 @@ async function claimedByVanishedWorker(deploymentId: string, owner: string, leas
       { new: true },
     )
     .lean<DeploymentDoc>();
-  await h.models.logs.updateOne(
-    { _id: deploymentId },
-    {
-      $setOnInsert: {
-        accountId: doc!.accountId,
-        projectId: doc!.projectId,
-        serviceId: doc!.serviceId,
-        logs: '',
-      },
-      $set: { attempt: doc!.attempts },
-    },
-    { upsert: true },
-  );
+  await h.repository.logs.create({ ...doc!, deploymentId });
+  await h.models.logs.updateOne({ _id: deploymentId }, { $set: { attempt: doc!.attempts } });
   return { owner, attempt: doc!.attempts };
 }
 
@@ -127,13 +116,10 @@ describe('a pipeline worker that stops without finishing', () => {
     );
     const building = await h.repository.find(service, id);
     expect(await h.repository.changeStatus(building!, 'DEPLOYING', lease)).not.toBeNull();
-    await h.models.logs.updateOne(
-      { _id: id },
-      {
-        $set: {
-          logs: '==> build step started\nbuilt\n==> build step finished in 0.1 s\n==> deploy step started\n',
-        },
-      },
+    await h.repository.logs.append(
+      id,
+      '==> build step started\nbuilt\n==> build step finished in 0.1 s\n==> deploy step started\n',
+      { attempt: lease.attempt },
     );
 
     const deployed = await h.runWorkerUntil(
@@ -219,7 +205,12 @@ describe('a pipeline worker that comes back after another took its deployment ov
         leaseUntil: takenOver!.leaseUntil,
         lostAttempts: 1,
       };
-      expect(await new PipelineRepository(h.models).writeLogs(leaseB, 'B rebuilt it\n')).toBe(true);
+      expect(
+        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES).writeLogs(
+          leaseB,
+          'B rebuilt it\n',
+        ),
+      ).toBe(true);
 
       // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits
       // for that) without a write.

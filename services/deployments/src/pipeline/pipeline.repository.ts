@@ -1,10 +1,6 @@
 import { Types } from 'mongoose';
-import { insertOnce } from '@platform/shared';
-import {
-  NO_LEASE,
-  type DeploymentDoc,
-  type DeploymentLogsDoc,
-} from '../deployments/deployments.model';
+import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
+import { LogStore } from '../deployments/log-store';
 import {
   createdBefore,
   toDeployment,
@@ -33,8 +29,6 @@ export interface Lease {
 
 export interface Claim {
   deployment: Deployment;
-  /** The output of earlier attempts, which this one carries on. */
-  logs: string;
   lease: Lease;
 }
 
@@ -51,7 +45,14 @@ export type LeaseState =
  * with the lease as a further condition.
  */
 export class PipelineRepository {
-  constructor(private readonly models: Models) {}
+  private readonly logs: LogStore;
+
+  constructor(
+    private readonly models: Models,
+    logLimitBytes: number,
+  ) {
+    this.logs = new LogStore(models, logLimitBytes);
+  }
 
   /**
    * Takes a deployment still to run that nobody holds (never claimed, handed back, or its
@@ -138,9 +139,9 @@ export class PipelineRepository {
       .lean<DeploymentDoc>();
     if (!doc) return null;
     const deployment = toDeployment(doc);
+    await this.openLogs(deployment);
     return {
       deployment,
-      logs: await this.openLogs(deployment),
       lease: {
         deploymentId: deployment.id,
         owner,
@@ -172,25 +173,19 @@ export class PipelineRepository {
   }
 
   /**
-   * Writes the output so far; false when the deployment is gone, or a later claim has written
-   * its own (a worker that lost its lease never overwrites the output of the one that has it).
+   * Appends output (whole lines) to the deployment's log, with where its app's log goes on when
+   * given; false when the deployment is gone, or a later claim has written (a worker that lost
+   * its lease never writes after the one that has it).
    */
   async writeLogs(
     lease: Lease,
-    logs: string,
+    text: string,
     release?: { releaseId: string; offset: number },
   ): Promise<boolean> {
-    const result = await this.models.logs.updateOne(
-      { _id: lease.deploymentId, attempt: { $lte: lease.attempt } },
-      {
-        $set: {
-          logs,
-          attempt: lease.attempt,
-          ...(release && { release: { id: release.releaseId, offset: release.offset } }),
-        },
-      },
-    );
-    return result.matchedCount === 1;
+    return this.logs.append(lease.deploymentId, text, {
+      attempt: lease.attempt,
+      ...(release && { set: { release: { id: release.releaseId, offset: release.offset } } }),
+    });
   }
 
   /** Gives the deployment back unfinished (shutting down): the next worker claims it at once. */
@@ -210,26 +205,13 @@ export class PipelineRepository {
   }
 
   /**
-   * The deployment's logs document, made on its first claim. A cascade that removed the
-   * deployment meanwhile has its logs removed here too, so none outlive their deployment.
+   * The deployment's log, made on its first claim. A cascade that removed the deployment
+   * meanwhile has its log removed here too, so none outlives its deployment.
    */
-  private async openLogs(deployment: Deployment): Promise<string> {
-    const existing = await this.models.logs
-      .findById(deployment.id, { logs: 1 })
-      .lean<DeploymentLogsDoc>();
-    if (existing) return existing.logs;
-    await insertOnce(
-      this.models.logs.create({
-        _id: deployment.id,
-        accountId: deployment.accountId,
-        projectId: deployment.projectId,
-        serviceId: deployment.serviceId,
-        logs: '',
-      }),
-    );
+  private async openLogs(deployment: Deployment): Promise<void> {
+    await this.logs.create({ ...deployment, deploymentId: deployment.id });
     if (!(await this.models.deployments.exists({ _id: new Types.ObjectId(deployment.id) }))) {
       await this.models.logs.deleteOne({ _id: deployment.id });
     }
-    return '';
   }
 }

@@ -3,7 +3,7 @@ import { NO_LEASE } from '../deployments/deployments.model';
 import { newCommitHash, useHarness } from '../test/harness';
 import { buildService, type OwnedService } from '../test/projects-stub';
 import { allStopped, isProcessRunning, useFixtureSteps } from '../test/processes';
-import { TRIMMED_MARKER } from './log-buffer';
+import { TRIMMED_MARKER } from '../deployments/log-store';
 
 // No pipeline in the harness: each test runs a worker of its own commands (h.withWorker).
 const steps = useFixtureSteps();

@@ -66,7 +66,7 @@ export class PipelineWorker {
     this.context = {
       options: rest,
       workerId: this.workerId,
-      pipeline: new PipelineRepository(models),
+      pipeline: new PipelineRepository(models, options.logLimitBytes),
       deployments: new DeploymentsRepository(models, options.outbox),
       logger: options.logger.child({ component: 'pipeline', workerId: this.workerId }),
     };
@@ -127,8 +127,8 @@ export class PipelineWorker {
     return true;
   }
 
-  private launch({ deployment, logs, lease }: Claim) {
-    const run = new DeploymentRun(deployment, logs, lease, this.context);
+  private launch({ deployment, lease }: Claim) {
+    const run = new DeploymentRun(deployment, lease, this.context);
     const done = run
       .run()
       .catch((err: unknown) => {
@@ -173,11 +173,10 @@ class DeploymentRun {
 
   constructor(
     private deployment: Deployment,
-    logs: string,
     private readonly lease: Lease,
     private readonly context: RunContext,
   ) {
-    this.log = new LogBuffer(context.options.logLimitBytes, logs);
+    this.log = new LogBuffer();
     this.leaseUntil = lease.leaseUntil.getTime();
     this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
   }
@@ -286,12 +285,12 @@ class DeploymentRun {
     }
   }
 
-  /** Writes the output so far; false when the deployment is gone (or another claim has it). */
-  private async saveLogs(): Promise<boolean> {
-    const snapshot = this.log.snapshot();
-    const saved = await this.context.pipeline.writeLogs(this.lease, snapshot.text, this.releaseLog);
-    if (saved) this.log.written(snapshot);
-    return saved;
+  /**
+   * Writes the whole lines printed so far (with `all`, everything: a status change or a stop
+   * comes next); false when the deployment is gone (or another claim has it).
+   */
+  private async saveLogs(all = false): Promise<boolean> {
+    return this.context.pipeline.writeLogs(this.lease, this.log.take(all), this.releaseLog);
   }
 
   /** Records the next status (DEPLOYED, being final, ends the lease with it). */
@@ -319,7 +318,7 @@ class DeploymentRun {
     const { pipeline, deployments } = this.context;
     const step: Step = this.deployment.status === 'BUILDING' ? 'build' : 'deploy';
     // The output goes in before the status, so whoever sees the new status sees all of it.
-    if (!(await this.saveLogs())) {
+    if (!(await this.saveLogs(true))) {
       this.interruption ??= { reason: 'deleted' };
     } else {
       const updated = await deployments.changeStatus(this.deployment, to, this.lease);
@@ -340,13 +339,13 @@ class DeploymentRun {
         const { status, cancelReason } = interruption.now;
         const why = cancelReason ? ` (${cancelReason})` : '';
         this.log.line(`Deployment ${status.toLowerCase()}${why}: the ${step} step was stopped.`);
-        await this.saveLogs();
+        await this.saveLogs(true);
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
       }
       case 'shutdown':
         this.log.line(`The pipeline worker is shutting down: the ${step} step will run again.`);
-        await this.saveLogs();
+        await this.saveLogs(true);
         await pipeline.handBack(this.lease);
         this.logger.info('deployment handed back on shutdown');
         return;

@@ -229,7 +229,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     /** The stored logs ('' when there are none). */
     async logs(id: string): Promise<string> {
-      return (await models.logs.findById(id).lean<DeploymentLogsDoc>())?.logs ?? '';
+      return composed.repository.logs.read(id);
     },
     /** The status events still in the deployment's outbox, in the order they were recorded. */
     async pendingEvents(id: string): Promise<DeploymentStatusChangedEvent[]> {

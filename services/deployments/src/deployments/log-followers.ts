@@ -1,0 +1,218 @@
+import type { Logger } from '@platform/shared';
+import type { LogLine, LogStore } from './log-store';
+import { isFinal, type DeploymentStatus } from './status';
+
+/** Where a status is in a deployment's life: a follower never sees it go back. */
+const STAGE: Record<DeploymentStatus, number> = {
+  BUILDING: 0,
+  DEPLOYING: 1,
+  DEPLOYED: 2,
+  FAILED: 2,
+  CANCELLED: 2,
+};
+
+/** What a follower is sent, in order. */
+export interface FollowerSink {
+  line(line: LogLine): void;
+  status(status: DeploymentStatus): void;
+  /** After the final status: nothing more will come. */
+  end(): void;
+}
+
+type Item = { line: LogLine } | { status: DeploymentStatus } | { end: true };
+
+interface Follower {
+  sink: FollowerSink;
+  /** The last line number sent. */
+  sent: number;
+  /** What came from the tail while the follower's backlog was being read, in order. */
+  waiting?: Item[];
+}
+
+/**
+ * One deployment's log as followed in this replica: one poll of the store for the lines after the
+ * last it has (and of the deployment's status) every `pollMs`, whatever the number of followers,
+ * each of whom gets the new lines; it stops when its last follower leaves or after the final
+ * status (read after it, the lines written before it have been read too).
+ */
+class Tail {
+  readonly followers = new Set<Follower>();
+  private timer?: NodeJS.Timeout;
+  private polling = false;
+  /** Status changes announced by events since the last poll (a short DEPLOYING included). */
+  private readonly announced: DeploymentStatus[] = [];
+
+  constructor(
+    private readonly deploymentId: string,
+    private lastLine: number,
+    private status: DeploymentStatus,
+    private readonly deps: TailDeps,
+    private readonly onDone: () => void,
+  ) {
+    this.schedule();
+  }
+
+  get position(): { lastLine: number; status: DeploymentStatus } {
+    return { lastLine: this.lastLine, status: this.status };
+  }
+
+  /** A status event of the deployment: its status goes out at once, after the lines before it. */
+  announce(status: DeploymentStatus): void {
+    this.announced.push(status);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      void this.poll();
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.onDone();
+  }
+
+  private schedule() {
+    this.timer = setTimeout(() => void this.poll(), this.deps.pollMs);
+  }
+
+  private async poll() {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const status = await this.deps.statusOf(this.deploymentId);
+      const lines = await this.deps.logs.linesAfter(this.deploymentId, this.lastLine);
+      if (lines.length > 0) this.lastLine = lines[lines.length - 1]!.n;
+      const items: Item[] = lines.map((line) => ({ line }));
+      // What events announced, then what the document says now; never back to an earlier stage.
+      for (const next of [...this.announced.splice(0), ...(status ? [status] : [])]) {
+        if (next === this.status || STAGE[next] < STAGE[this.status]) continue;
+        this.status = next;
+        items.push({ status: next });
+      }
+      const done = status === null || isFinal(this.status);
+      if (done) items.push({ end: true });
+      for (const follower of this.followers) deliver(follower, items);
+      if (done) this.followers.clear();
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'could not read a followed log');
+    } finally {
+      this.polling = false;
+    }
+    if (this.followers.size === 0) this.stop();
+    else if (this.timer) {
+      clearTimeout(this.timer);
+      this.schedule();
+    }
+  }
+}
+
+/**
+ * Sends the follower what it has not had, in order: lines past its last, status changes, the
+ * end (or keeps them while it reads its backlog).
+ */
+function deliver(follower: Follower, items: Item[]) {
+  if (follower.waiting) {
+    follower.waiting.push(...items);
+    return;
+  }
+  for (const item of items) {
+    if ('line' in item) {
+      if (item.line.n <= follower.sent) continue;
+      follower.sink.line(item.line);
+      follower.sent = item.line.n;
+    } else if ('status' in item) {
+      follower.sink.status(item.status);
+    } else {
+      follower.sink.end();
+    }
+  }
+}
+
+interface TailDeps {
+  logs: LogStore;
+  /** The deployment's status now, or null when it is gone. */
+  statusOf(deploymentId: string): Promise<DeploymentStatus | null>;
+  pollMs: number;
+  logger: Logger;
+}
+
+/**
+ * The live logs of the SSE endpoint (contracts.md "Following a deployment"): followers of one
+ * deployment share one Tail, so a hundred followers cost one poll, not a hundred. A follower
+ * that joins (or comes back with Last-Event-ID) first reads the lines after its last one from
+ * the store, then takes the tail's.
+ */
+export class LogFollowers {
+  private readonly tails = new Map<string, Tail>();
+
+  constructor(private readonly deps: TailDeps & { stopping: AbortSignal }) {
+    deps.stopping.addEventListener('abort', () => this.closeAll(), { once: true });
+  }
+
+  /** Tails running now (one per followed deployment). */
+  get size(): number {
+    return this.tails.size;
+  }
+
+  /**
+   * Follows the deployment's log after line `after`, its status first. Resolves with `close`
+   * (the client left). The deployment must exist (the route checked it).
+   */
+  async follow(deploymentId: string, after: number, sink: FollowerSink): Promise<() => void> {
+    const follower: Follower = { sink, sent: after, waiting: [] };
+    const tail = await this.tailOf(deploymentId);
+    tail.followers.add(follower);
+    const close = () => {
+      tail.followers.delete(follower);
+      if (tail.followers.size === 0) tail.stop();
+    };
+    try {
+      // The lines so far, then the status now; then whatever the tail brought meanwhile.
+      const { status } = tail.position;
+      const backlog = await this.deps.logs.linesAfter(deploymentId, after);
+      const waiting = follower.waiting!;
+      follower.waiting = undefined;
+      const final = isFinal(status);
+      deliver(follower, [
+        ...backlog.map((line) => ({ line })),
+        { status },
+        // Final already: everything was written before it, and is in the backlog.
+        ...(final ? [{ end: true as const }] : waiting),
+      ]);
+      if (final) close();
+    } catch (err) {
+      close();
+      throw err;
+    }
+    return close;
+  }
+
+  /** A status event (every replica sees every one): the deployment's followers here get it. */
+  statusChanged(deploymentId: string, status: DeploymentStatus): void {
+    this.tails.get(deploymentId)?.announce(status);
+  }
+
+  /** Ends every stream (the service is shutting down). */
+  closeAll(): void {
+    for (const tail of [...this.tails.values()]) {
+      for (const follower of tail.followers) deliver(follower, [{ end: true }]);
+      tail.followers.clear();
+      tail.stop();
+    }
+  }
+
+  private async tailOf(deploymentId: string): Promise<Tail> {
+    const running = this.tails.get(deploymentId);
+    if (running) return running;
+    const status = await this.deps.statusOf(deploymentId);
+    const lastLine = await this.deps.logs.lastLine(deploymentId);
+    // Another follower's tail may have started meanwhile.
+    const raced = this.tails.get(deploymentId);
+    if (raced) return raced;
+    const tail: Tail = new Tail(deploymentId, lastLine, status ?? 'CANCELLED', this.deps, () => {
+      if (this.tails.get(deploymentId) === tail) this.tails.delete(deploymentId);
+    });
+    this.tails.set(deploymentId, tail);
+    return tail;
+  }
+}

@@ -1,0 +1,212 @@
+import { insertOnce } from '@platform/shared';
+import type { Models } from '../models';
+import type { DeploymentLogsDoc, LogChunkDoc } from './deployments.model';
+
+export const TRIMMED_MARKER =
+  '[... earlier output trimmed: the log keeps the most recent output ...]\n';
+const MARKER_BYTES = Buffer.byteLength(TRIMMED_MARKER);
+/** LOG_LIMIT_BYTES's default. */
+export const DEFAULT_LOG_LIMIT_BYTES = 256 * 1024;
+
+/** Whose a log is. */
+export interface LogOwner {
+  deploymentId: string;
+  accountId: string;
+  projectId: string;
+  serviceId: string;
+}
+
+/** A line of a log and its number (from 1: the SSE event id). */
+export interface LogLine {
+  n: number;
+  text: string;
+}
+
+/** What an append may also require of the head, and set on it, in the same update. */
+export interface AppendOptions {
+  /** Only while no later claim (the deployment's `attempts`) has written; then it is this one's. */
+  attempt?: number;
+  where?: Record<string, unknown>;
+  set?: Record<string, unknown>;
+}
+
+const linesOf = (text: string) => text.split('\n').slice(0, -1);
+
+/** An update of `$inc` and `$set`, each only when it has something (an empty one is refused). */
+function updateOf(inc: Record<string, number> | undefined, set: Record<string, unknown>) {
+  return {
+    ...(inc && { $inc: inc }),
+    ...(Object.keys(set).length > 0 && { $set: set }),
+  };
+}
+
+/**
+ * Deployments' logs, append-only (deployments.model.ts): each append is one chunk of whole lines,
+ * numbered by one conditional update of the head, so a follower reads only what it has not seen
+ * (`linesAfter`) and lines keep their numbers for good. Beyond `limitBytes` the oldest chunks go
+ * (a chunk larger than that on its own keeps its last lines), and the log then starts with
+ * TRIMMED_MARKER; the marker counts toward the limit. One writer at a time a log: the pipeline's
+ * run while it holds the deployment (`attempt`), LiveLogs after.
+ */
+export class LogStore {
+  private readonly keptBytes: number;
+
+  constructor(
+    private readonly models: Models,
+    limitBytes = DEFAULT_LOG_LIMIT_BYTES,
+  ) {
+    if (limitBytes <= MARKER_BYTES * 2) throw new Error('the log limit is too small');
+    this.keptBytes = limitBytes - MARKER_BYTES;
+  }
+
+  /** The log's head, made once (an existing one is kept). */
+  async create(owner: LogOwner): Promise<void> {
+    const { deploymentId, ...fields } = owner;
+    await insertOnce(this.models.logs.create({ _id: deploymentId, ...fields }));
+  }
+
+  /**
+   * Appends `text` (whole lines: a missing last newline is added), if the head exists and
+   * matches `options`. False when it does not (the deployment is gone, or a later claim wrote).
+   */
+  async append(deploymentId: string, text: string, options: AppendOptions = {}): Promise<boolean> {
+    let body = text && !text.endsWith('\n') ? `${text}\n` : text;
+    let dropped = 0;
+    if (Buffer.byteLength(body) > this.keptBytes) {
+      const tail = Buffer.from(body).subarray(-this.keptBytes).toString('utf8');
+      const kept = tail.slice(tail.indexOf('\n') + 1);
+      dropped = linesOf(body).length - linesOf(kept).length;
+      body = kept;
+    }
+    const count = linesOf(body).length;
+    const bytes = Buffer.byteLength(body);
+    const update = updateOf(body ? { nextSeq: 1, lines: dropped + count, bytes } : undefined, {
+      ...(options.attempt !== undefined && { attempt: options.attempt }),
+      ...(dropped > 0 && { trimmed: true }),
+      ...options.set,
+    });
+    const filter = {
+      _id: deploymentId,
+      ...(options.attempt !== undefined && { attempt: { $lte: options.attempt } }),
+      ...options.where,
+    };
+    if (Object.keys(update).length === 0) return (await this.models.logs.exists(filter)) !== null;
+    const head = await this.models.logs
+      .findOneAndUpdate(filter, update, { new: true })
+      .lean<DeploymentLogsDoc>();
+    if (!head) return false;
+    if (!body) return true;
+    await this.models.logChunks.create({
+      deploymentId,
+      accountId: head.accountId,
+      projectId: head.projectId,
+      serviceId: head.serviceId,
+      seq: head.nextSeq - 1,
+      firstLine: head.lines - count + 1,
+      lastLine: head.lines,
+      text: body,
+      bytes,
+    });
+    // Removed meanwhile (a cascade): none of its chunks outlive it.
+    if (!(await this.models.logs.exists({ _id: deploymentId }))) {
+      await this.models.logChunks.deleteMany({ deploymentId });
+      return false;
+    }
+    if (head.bytes > this.keptBytes) await this.trim(head);
+    return true;
+  }
+
+  /** The whole log as kept ('' when there is none); of the account only, when given. */
+  async read(deploymentId: string, accountId?: string): Promise<string> {
+    const head = await this.models.logs
+      .findOne({ _id: deploymentId, ...(accountId && { accountId }) }, { firstSeq: 1, trimmed: 1 })
+      .lean<DeploymentLogsDoc>();
+    if (!head) return '';
+    const chunks = await this.models.logChunks
+      .find({ deploymentId, seq: { $gte: head.firstSeq } }, { text: 1 })
+      .sort({ seq: 1 })
+      .lean<Pick<LogChunkDoc, 'text'>[]>();
+    return (head.trimmed ? TRIMMED_MARKER : '') + chunks.map((c) => c.text).join('');
+  }
+
+  /** The last line's number (0 for an empty or missing log). */
+  async lastLine(deploymentId: string): Promise<number> {
+    const head = await this.models.logs
+      .findById(deploymentId, { lines: 1 })
+      .lean<Pick<DeploymentLogsDoc, 'lines'>>();
+    return head?.lines ?? 0;
+  }
+
+  /** The lines after line `after` that are still kept, in order, numbered. */
+  async linesAfter(deploymentId: string, after: number): Promise<LogLine[]> {
+    const chunks = await this.models.logChunks
+      .find({ deploymentId, lastLine: { $gt: after } }, { firstLine: 1, text: 1 })
+      .sort({ seq: 1 })
+      .lean<Pick<LogChunkDoc, 'firstLine' | 'text'>[]>();
+    const lines: LogLine[] = [];
+    for (const chunk of chunks) {
+      linesOf(chunk.text).forEach((text, i) => {
+        const n = chunk.firstLine + i;
+        if (n > after) lines.push({ n, text });
+      });
+    }
+    return lines;
+  }
+
+  async deleteOf(filter: { accountId: string; projectId: string; serviceId?: string }) {
+    await this.models.logs.deleteMany(filter);
+    await this.models.logChunks.deleteMany(filter);
+  }
+
+  /**
+   * Drops the oldest output until what is kept fits: whole chunks while one is no more than the
+   * excess, then the first lines of the next (its tail is kept, under its line numbers).
+   */
+  private async trim(head: DeploymentLogsDoc): Promise<void> {
+    const chunks = await this.models.logChunks
+      .find({ deploymentId: head._id, seq: { $gte: head.firstSeq } }, { seq: 1, bytes: 1 })
+      .sort({ seq: 1 })
+      .lean<Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>[]>();
+    let excess = head.bytes - this.keptBytes;
+    let firstSeq = head.firstSeq;
+    let cut: { chunk: Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>; bytes: number } | undefined;
+    for (const chunk of chunks.slice(0, -1)) {
+      if (excess <= 0) break;
+      if (chunk.bytes <= excess) {
+        excess -= chunk.bytes;
+        firstSeq = chunk.seq + 1;
+      } else {
+        cut = { chunk, bytes: excess };
+        excess = 0;
+      }
+    }
+    if (firstSeq === head.firstSeq && !cut) return;
+    let removed = head.bytes - this.keptBytes - excess;
+    if (cut) {
+      const { text, firstLine } = (await this.models.logChunks
+        .findById(cut.chunk._id, { text: 1, firstLine: 1 })
+        .lean<Pick<LogChunkDoc, 'text' | 'firstLine'>>())!;
+      const rest = Buffer.from(text).subarray(cut.bytes).toString('utf8');
+      const kept = rest.slice(rest.indexOf('\n') + 1);
+      const keptBytes = Buffer.byteLength(kept);
+      removed += cut.chunk.bytes - keptBytes - cut.bytes;
+      await this.models.logChunks.updateOne(
+        { _id: cut.chunk._id },
+        {
+          $set: {
+            text: kept,
+            bytes: keptBytes,
+            firstLine: firstLine + linesOf(text).length - linesOf(kept).length,
+          },
+        },
+      );
+    }
+    const updated = await this.models.logs.updateOne(
+      { _id: head._id, firstSeq: head.firstSeq },
+      { $set: { firstSeq, trimmed: true }, $inc: { bytes: -removed } },
+    );
+    if (updated.modifiedCount === 1 && firstSeq > head.firstSeq) {
+      await this.models.logChunks.deleteMany({ deploymentId: head._id, seq: { $lt: firstSeq } });
+    }
+  }
+}

@@ -1,0 +1,130 @@
+import {
+  identityHeaders,
+  openEventStream,
+  requestJson,
+  waitFor,
+  type EventStream,
+} from '@platform/shared/testing';
+import { useHarness } from '../test/harness';
+import type { OwnedService } from '../test/projects-stub';
+
+// The pipeline runs shell steps whose output and timing the tests control: a build printing 40
+// numbered lines over about a second, after a moment (so a follower can join before the first).
+const LINES = 40;
+// Status events go through Kafka (relay): every replica's followers hear of each change.
+const h = useHarness({
+  relay: true,
+  pipeline: {
+    TEST_BUILD: `sleep 0.4; for i in $(seq 1 ${LINES}); do echo "output line $i"; sleep 0.025; done`,
+    TEST_DEPLOY: 'echo deployed',
+    LOG_STREAM_HEARTBEAT: '100ms',
+  },
+});
+
+function follow(service: OwnedService, id: string, headers: Record<string, string> = {}) {
+  const url = `${h.api.path(service, `/${id}/logs`)}`;
+  const identity = { accountId: service.accountId, audience: 'deployments' } as const;
+  return openEventStream(url, { ...identityHeaders(identity, 'GET', url), ...headers });
+}
+
+const logLines = (stream: EventStream) => stream.events.filter((e) => e.event === 'log');
+const statuses = (stream: EventStream) =>
+  stream.events.filter((e) => e.event === 'status').map((e) => JSON.parse(e.data).status);
+
+/** The lines of the build as they must arrive: each once, in order (ids are line numbers). */
+function expectWholeLog(stream: EventStream) {
+  const lines = logLines(stream);
+  const ids = lines.map((e) => Number(e.id));
+  expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+  const output = lines.filter((e) => e.data.startsWith('output line')).map((e) => e.data);
+  expect(output).toEqual(Array.from({ length: LINES }, (_, i) => `output line ${i + 1}`));
+  expect(lines.at(-1)!.data).toMatch(/==> deploy step finished/);
+}
+
+describe('GET …/deployments/:id/logs as Server-Sent Events', () => {
+  it('gives followers who join before, during and after the build every line once, in order, then the final status, and ends', async () => {
+    const { service, id } = await h.newDeployment();
+    const before = await follow(service, id);
+    expect(before.status).toBe(200);
+    expect(before.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await h.waitForLogs(service, id, 'output line 10');
+    const during = await follow(service, id);
+
+    await Promise.all([before.ended, during.ended]);
+    const after = await follow(service, id);
+    await after.ended;
+
+    for (const stream of [before, during, after]) {
+      expectWholeLog(stream);
+      expect(statuses(stream).at(-1)).toBe('DEPLOYED');
+      // The final status comes after the last line.
+      expect(stream.events.at(-1)).toEqual({ event: 'status', data: '{"status":"DEPLOYED"}' });
+    }
+    expect(statuses(before)).toEqual(['BUILDING', 'DEPLOYING', 'DEPLOYED']);
+    expect(statuses(after)).toEqual(['DEPLOYED']);
+    // Quiet moments have a comment line (LOG_STREAM_HEARTBEAT, 100 ms here).
+    expect(before.comments).toBeGreaterThan(0);
+    // Nobody follows any more: the shared tail is gone.
+    await waitFor(() => h.followers.size === 0, { what: 'the tail to stop' });
+  });
+
+  it('continues after Last-Event-ID, missing nothing and repeating nothing', async () => {
+    const { service, id } = await h.newDeployment();
+    const first = await follow(service, id);
+    await waitFor(() => logLines(first).length >= 8, { what: 'eight lines' });
+    first.close();
+    await first.ended;
+    const seen = logLines(first);
+    const last = seen.at(-1)!.id!;
+
+    const again = await follow(service, id, { 'last-event-id': last });
+    await again.ended;
+
+    const rest = logLines(again);
+    expect(Number(rest[0]!.id)).toBe(Number(last) + 1);
+    const joined = { ...first, events: [...seen, ...again.events] } as EventStream;
+    expectWholeLog(joined);
+  });
+
+  it('answers the whole log so far as text/plain without the SSE Accept header', async () => {
+    const { service, id } = await h.newDeployment();
+    await h.waitForStatus(service, id, 'DEPLOYED');
+    const url = h.api.path(service, `/${id}/logs`);
+    const identity = { accountId: service.accountId, audience: 'deployments' } as const;
+
+    const res = await fetch(url, { headers: identityHeaders(identity, 'GET', url) });
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toContain(`output line ${LINES}\n`);
+    expect(text).toBe((await h.api.get(service, id)).body.logs);
+  });
+
+  it('answers 404 to another account, and 400 to a bad Last-Event-ID', async () => {
+    const { service, id } = await h.newDeployment();
+    const stranger = h.projects.addService();
+
+    const other = await follow({ ...service, accountId: stranger.accountId }, id);
+    const bad = await follow(service, id, { 'last-event-id': 'three' });
+    const plain = await requestJson(h.api.path(service, `/${id}/logs`), {
+      identity: { accountId: stranger.accountId, audience: 'deployments' },
+    });
+
+    expect([other.status, bad.status, plain.status]).toEqual([404, 400, 404]);
+    expect(plain.body.error).toBe('NOT_FOUND');
+  });
+
+  it('frees what it holds when the client leaves mid-build', async () => {
+    const { service, id } = await h.newDeployment();
+    const streams = await Promise.all(Array.from({ length: 5 }, () => follow(service, id)));
+    await waitFor(() => streams.every((s) => logLines(s).length > 0), { what: 'lines' });
+    // Five followers of one deployment share one tail.
+    expect(h.followers.size).toBe(1);
+
+    for (const stream of streams) stream.close();
+
+    await waitFor(() => h.followers.size === 0, { what: 'the tail to stop' });
+    await h.waitForStatus(service, id, 'DEPLOYED');
+  });
+});
