@@ -26,7 +26,7 @@ import { routerGet, stopSupervisor } from '../runtime/local/testing';
 import { SourceSnapshots } from '../source/snapshot';
 import { ShellSteps } from './shell-steps';
 import { configSchema, type Config } from '../config';
-import type { DeploymentDoc, DeploymentLogsDoc } from '../deployments/deployments.model';
+import type { DeploymentDoc } from '../deployments/deployments.model';
 import type { TriggerResponse } from '../deployments/deployments.schemas';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
