@@ -5,6 +5,7 @@ import {
   deploymentListQuery,
   deploymentQuery,
   idempotencyHeaders,
+  logStreamHeaders,
   toDeploymentResponse,
   toListItem,
   toTriggerResponse,
@@ -143,6 +144,28 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
         'With `wait=N`, the answer comes as soon as the deployment is final (DEPLOYED, FAILED or CANCELLED), or after N seconds with its state then: a client (a CI job) waits for a deploy without polling.',
       request: { params: deploymentParams, query: deploymentQuery },
       responses: { 200: { description: 'The deployment', ...json(deployment) } },
+    },
+    {
+      method: 'get',
+      path: `${DEPLOYMENT}/logs`,
+      summary: "Follow a deployment's log",
+      tags: ['Deployments'],
+      operationId: 'getDeploymentLogs',
+      description:
+        'With `Accept: text/event-stream`, Server-Sent Events: each log line is an event `id: <line number from 1>`, `event: log`, `data: <the line>`; each status change an event `event: status`, `data: {"status": ...}` (the current status first); a comment line every 15 s while nothing happens; the stream ends after the final status. A reconnect with `Last-Event-ID: n` continues with line n+1 (lines trimmed beyond the log limit are gone). Without that Accept header: `text/plain` with the whole log so far.',
+      request: {
+        params: deploymentParams,
+        headers: logStreamHeaders,
+      },
+      responses: {
+        200: {
+          description: 'The log: a stream of events, or the whole log so far as text.',
+          content: {
+            'text/event-stream': { schema: { type: 'string' } },
+            'text/plain': { schema: { type: 'string' } },
+          },
+        },
+      },
     },
     {
       method: 'post',

@@ -33,6 +33,8 @@ export interface AppDeps {
   appsAgent: Agent;
   /** Where the OpenAPI document is read from (services/gateway/openapi.json). */
   openApiFile: string;
+  /** Aborted as shutdown begins (Lifecycle.stopping): open log streams end. */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -49,6 +51,7 @@ export function createApp({
   logger,
   upstreamAgent,
   appsAgent,
+  stopping,
   openApiFile,
 }: AppDeps): Express {
   const metrics = createMetrics('gateway');
@@ -125,6 +128,7 @@ export function createApp({
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       concurrency: config.UPSTREAM_CONCURRENCY,
       logger,
+      stopping,
     }),
   );
   app.use(notFoundHandler);

@@ -37,6 +37,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     upstreamAgent,
     appsAgent,
     openApiFile: seams.openApiFile ?? join(__dirname, '..', 'openapi.json'),
+    stopping: lifecycle.stopping,
   });
   return { app, redis };
 }

@@ -19,6 +19,8 @@ export interface ServiceProxyOptions {
   /** Requests in flight to each upstream at most; the others wait, first come first served. */
   concurrency: number;
   logger: Logger;
+  /** Aborted as the gateway shuts down: the log streams it holds open are ended then. */
+  stopping?: AbortSignal;
 }
 
 /** Headers a client may send but a service must only ever get from the gateway. */
@@ -99,20 +101,45 @@ export const LONG_POLL_TIMEOUT_MS = 330_000;
 const isLongPoll = (req: Request) => req.method === 'GET' && req.query.wait !== undefined;
 
 /**
+ * A deployment's live log (`GET …/deployments/:id/logs` as Server-Sent Events): open for as long
+ * as the deployment runs, its events passed on as they come (the proxy pipes them, nothing is
+ * buffered), its idle time bounded by the service's heartbeat comments, not by a proxy timeout.
+ */
+const isEventStream = (req: Request) =>
+  req.method === 'GET' &&
+  /\/logs\/?$/.test(req.path) &&
+  (req.get('accept') ?? '').includes('text/event-stream');
+
+/**
  * Proxies /api paths to their service (behind requireSession). Service answers, errors
  * included, pass through unchanged; a service that refuses, drops or outlasts `timeoutMs` is a
- * JSON 503 (a request that asks to wait, `?wait=`, gets LONG_POLL_TIMEOUT_MS and no turn).
+ * JSON 503 (a request that asks to wait, `?wait=`, or a log stream gets LONG_POLL_TIMEOUT_MS and
+ * no turn).
  * Unrouted paths fall through to the 404 handler.
  */
 export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
   const proxy = createServiceProxy(options, options.timeoutMs);
   const longPoll = createServiceProxy(options, Math.max(options.timeoutMs, LONG_POLL_TIMEOUT_MS));
   const turns = new Map<Upstream, Turns>();
+  // Open log streams: ended at shutdown, so the server's close need not wait for them.
+  const streams = new Set<Response>();
+  options.stopping?.addEventListener(
+    'abort',
+    () => {
+      for (const res of streams) res.destroy();
+    },
+    { once: true },
+  );
   return (req, res, next) => {
     const upstream = upstreamFor(req.path);
     if (!upstream) return next();
     // Held requests would otherwise fill the turns and starve everyone else's.
     if (isLongPoll(req)) return void longPoll(req, res, next);
+    if (isEventStream(req)) {
+      streams.add(res);
+      res.once('close', () => streams.delete(res));
+      return void longPoll(req, res, next);
+    }
     let upstreamTurns = turns.get(upstream);
     if (!upstreamTurns) turns.set(upstream, (upstreamTurns = new Turns(options.concurrency)));
     upstreamTurns.take(res, () => void proxy(req, res, next));
