@@ -26,6 +26,8 @@ export interface EventStream {
 export async function openEventStream(
   url: string,
   headers: Record<string, string> = {},
+  /** Called with each event as it is read (a benchmark stamps its arrival). */
+  onEvent?: (event: StreamEvent) => void,
 ): Promise<EventStream> {
   const abort = new AbortController();
   const response = await fetch(url, {
@@ -59,11 +61,13 @@ export async function openEventStream(
           buffer = buffer.slice(newline + 1);
           if (line === '') {
             if (current.data !== undefined) {
-              stream.events.push({
+              const event: StreamEvent = {
                 event: current.event ?? 'message',
                 data: current.data,
                 ...(current.id !== undefined && { id: current.id }),
-              });
+              };
+              stream.events.push(event);
+              onEvent?.(event);
             }
             current = {};
           } else if (line.startsWith(':')) {
