@@ -14,6 +14,8 @@ export interface EventStream {
   comments: number;
   /** Settles when the server ends the stream (or the client closed it). */
   ended: Promise<void>;
+  /** Once ended: `server` when the server ended it in good order, `cut` when the connection broke or the client closed it. */
+  endedBy?: 'server' | 'cut';
   /** Closes the connection from the client's side. */
   close(): void;
 }
@@ -53,7 +55,10 @@ export async function openEventStream(
     try {
       for (;;) {
         const { value, done } = await reader.read();
-        if (done) return;
+        if (done) {
+          stream.endedBy = 'server';
+          return;
+        }
         buffer += value;
         let newline: number;
         while ((newline = buffer.indexOf('\n')) !== -1) {
@@ -84,7 +89,8 @@ export async function openEventStream(
         }
       }
     } catch {
-      // Closed by the client.
+      // Closed by the client, or the connection broke.
+      stream.endedBy = 'cut';
     }
   })();
   return stream;

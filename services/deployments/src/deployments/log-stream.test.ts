@@ -5,7 +5,7 @@ import {
   waitFor,
   type EventStream,
 } from '@platform/shared/testing';
-import { useHarness } from '../test/harness';
+import { startHarness, useHarness } from '../test/harness';
 import type { OwnedService } from '../test/projects-stub';
 
 // The pipeline runs shell steps whose output and timing the tests control: a build printing 40
@@ -126,5 +126,25 @@ describe('GET …/deployments/:id/logs as Server-Sent Events', () => {
 
     await waitFor(() => h.followers.size === 0, { what: 'the tail to stop' });
     await h.waitForStatus(service, id, 'DEPLOYED');
+  });
+
+  it('ends the open streams in good order as the service shuts down', async () => {
+    const other = await startHarness({ pipeline: { TEST_BUILD: 'echo started; sleep 30' } });
+    let closed = false;
+    try {
+      const { service, id } = await other.newDeployment();
+      const url = other.api.path(service, `/${id}/logs`);
+      const identity = { accountId: service.accountId, audience: 'deployments' } as const;
+      const stream = await openEventStream(url, identityHeaders(identity, 'GET', url));
+      await waitFor(() => logLines(stream).some((e) => e.data === 'started'), { what: 'a line' });
+
+      await other.close();
+      closed = true;
+      await stream.ended;
+
+      expect(stream.endedBy).toBe('server');
+    } finally {
+      if (!closed) await other.close();
+    }
   });
 });
