@@ -19,6 +19,18 @@ export const DEPLOYMENT_STATUSES = [
 ] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
+/**
+ * Where a status is in a deployment's life (BUILDING, then DEPLOYING, then a final one): a
+ * deployment never goes back to an earlier stage, which whoever reads its changes relies on.
+ */
+export const DEPLOYMENT_STAGE: Readonly<Record<DeploymentStatus, 0 | 1 | 2>> = {
+  BUILDING: 0,
+  DEPLOYING: 1,
+  DEPLOYED: 2,
+  FAILED: 2,
+  CANCELLED: 2,
+};
+
 const eventBase = z.object({
   eventId: z.string().uuid(),
   occurredAt: z.string().datetime(),

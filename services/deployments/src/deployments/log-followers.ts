@@ -1,15 +1,6 @@
-import type { Logger } from '@platform/shared';
+import { DEPLOYMENT_STAGE as STAGE, type Logger } from '@platform/shared';
 import type { LogLine, LogStore } from './log-store';
 import { isFinal, type DeploymentStatus } from './status';
-
-/** Where a status is in a deployment's life: a follower never sees it go back. */
-const STAGE: Record<DeploymentStatus, number> = {
-  BUILDING: 0,
-  DEPLOYING: 1,
-  DEPLOYED: 2,
-  FAILED: 2,
-  CANCELLED: 2,
-};
 
 /** What a follower is sent, in order. */
 export interface FollowerSink {

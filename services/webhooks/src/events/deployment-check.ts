@@ -1,4 +1,5 @@
 import {
+  DEPLOYMENT_STAGE as STAGE,
   createInternalClient,
   type DeploymentStatus,
   type DeploymentStatusChangedEvent,
@@ -13,15 +14,6 @@ interface DeploymentRecord {
   commitHash: string;
   status: DeploymentStatus;
 }
-
-/** Where a status is in a deployment's life: a later step never goes back to an earlier one. */
-const STAGE: Record<DeploymentStatus, number> = {
-  BUILDING: 0,
-  DEPLOYING: 1,
-  DEPLOYED: 2,
-  FAILED: 2,
-  CANCELLED: 2,
-};
 
 /**
  * Checks a status event against the deployments service's own record before a webhook is signed
