@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { waitForOutput } from '@platform/shared/testing';
+import { rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { connectMongo } from '@platform/shared';
+import { testInfraUrls, testLogger, waitForOutput } from '@platform/shared/testing';
 import sharedGlobalSetup from '../../../libs/shared/src/testing/global-setup';
 
 declare global {
@@ -12,9 +15,32 @@ const START_TIMEOUT_MS = 240_000;
 
 import { E2E_ENCRYPTION_KEY, E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
 
+/**
+ * The stack's databases and builds from an earlier run are dropped first: each run starts from
+ * nothing (otherwise the deployments service would start every app an earlier run left live, as
+ * it does after a restart, and each run would start more).
+ */
+async function resetStack(): Promise<void> {
+  const connection = await connectMongo({
+    url: testInfraUrls().mongoUrl,
+    dbName: 'e2e_deployments',
+    logger: testLogger(),
+  });
+  try {
+    for (const service of ['auth', 'projects', 'deployments', 'webhooks']) {
+      await connection.useDb(`e2e_${service}`).dropDatabase();
+    }
+  } finally {
+    await connection.close();
+  }
+  const cache = process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache');
+  rmSync(path.join(cache, 'platform-dev/run/e2e-builds'), { recursive: true, force: true });
+}
+
 export default async function globalSetup(): Promise<void> {
   if (process.env.E2E_BASE_URL) return;
   await sharedGlobalSetup();
+  await resetStack();
   const stack = spawn('bash', [path.join(REPO_ROOT, 'scripts/start.sh')], {
     cwd: REPO_ROOT,
     env: {

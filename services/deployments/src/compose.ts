@@ -34,6 +34,8 @@ import { projectsSourceClient, SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 
 const HOUR_MS = 60 * 60 * 1000;
+/** The shortest interval at which the output of every deployed app is copied into its log. */
+const LIVE_LOG_POLL_MIN_MS = 1_000;
 /** How often a pipeline replica checks that its local runtime's supervisor answers. */
 const RUNTIME_CHECK_MS = 5_000;
 
@@ -158,7 +160,8 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     });
     scheduler.every({
       name: 'deployed apps’ output',
-      everyMs: config.RUNTIME_LOG_POLL_INTERVAL,
+      // Every live app's log is read each time: not as often as a deploy step follows its one.
+      everyMs: Math.max(config.RUNTIME_LOG_POLL_INTERVAL, LIVE_LOG_POLL_MIN_MS),
       run: () => liveLogs.poll(),
     });
   }
