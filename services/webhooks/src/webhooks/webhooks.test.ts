@@ -437,8 +437,11 @@ describe('access to a project', () => {
   });
 
   it('answers 503 SERVICE_UNAVAILABLE when the projects service does not answer', async () => {
-    const gone = await startTestServer((_req: unknown, res: { end(): void }) => res.end());
-    await gone.close();
+    // A projects service that drops every connection, held for the test (a freed port could be
+    // handed to another test's server meanwhile, which would answer).
+    const gone = await startTestServer((req: { socket: { destroy(): void } }) =>
+      req.socket.destroy(),
+    );
     const orphan = await bed.start({ dbName, projectsUrl: gone.url, worker: false });
     try {
       const p = project();
@@ -450,6 +453,7 @@ describe('access to a project', () => {
       expect(await webhooksModel().countDocuments({ projectId: p.projectId })).toBe(0);
     } finally {
       await bed.stop(orphan);
+      await gone.close();
     }
   });
 });
