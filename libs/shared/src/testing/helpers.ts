@@ -206,3 +206,17 @@ export function useRunning<T extends { close(): Promise<void> | void }>(
     return running;
   };
 }
+
+/**
+ * A server that drops every connection on arrival: what a test calls a service that does not
+ * answer. Held for as long as the test needs it: a freed port could be handed to another test's
+ * server meanwhile, which would answer.
+ */
+export async function startDroppingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createTcpServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

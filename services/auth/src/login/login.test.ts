@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  startDroppingServer,
   errorBody,
-  startTestServer,
   useRunning,
   validationErrorAt,
 } from '@platform/shared/testing';
@@ -195,11 +194,8 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
 });
 
 describe('login while the certificate endpoint does not answer', () => {
-  const auth = useRunning(async () => {
-    const gone = await startTestServer((_req: IncomingMessage, res: ServerResponse) => res.end());
-    await gone.close();
-    return startAuth({ certsUrl: `${gone.url}/oauth2/v1/certs` });
-  });
+  const gone = useRunning(startDroppingServer);
+  const auth = useRunning(() => startAuth({ certsUrl: `${gone().url}/oauth2/v1/certs` }));
 
   it('answers 503 SERVICE_UNAVAILABLE rather than rejecting a valid credential', async () => {
     const sub = uniqueSubject();

@@ -1,6 +1,5 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { startTestServer, useRunning } from '@platform/shared/testing';
+import { startDroppingServer, startTestServer, useRunning } from '@platform/shared/testing';
 import { startGateway, type LoggedIn } from '../test/start-gateway';
 import { serviceOfAppHost } from './apps.proxy';
 
@@ -187,19 +186,8 @@ describe('tenant apps behind the gateway', () => {
 });
 
 describe('tenant apps when the router does not answer', () => {
-  // A router that drops every connection: held for the whole block, so no other server of this
-  // process can take its port meanwhile (a freed port can be handed out again at once).
-  const dropping = useRunning(async () => {
-    const server = createTcpServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return {
-      port: (server.address() as AddressInfo).port,
-      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-    };
-  });
-  const gateway = useRunning(() =>
-    startGateway({ RUNTIME_ROUTER_URL: `http://127.0.0.1:${dropping().port}` }),
-  );
+  const dropping = useRunning(startDroppingServer);
+  const gateway = useRunning(() => startGateway({ RUNTIME_ROUTER_URL: dropping().url }));
 
   it('answers 502 with a JSON error', async () => {
     const answer = await send(gateway().url, 'abc123.localhost', '/');

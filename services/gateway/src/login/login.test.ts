@@ -1,4 +1,4 @@
-import { errorBody, startTestServer, useRunning } from '@platform/shared/testing';
+import { errorBody, startDroppingServer, useRunning } from '@platform/shared/testing';
 import { sessionCookieOf, startGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
 import { LOGIN_PATH } from './auth-login';
@@ -129,11 +129,8 @@ describe('POST /api/accounts/google-auth-login-callback', () => {
 });
 
 describe('login while auth does not answer', () => {
-  const gateway = useRunning(async () => {
-    const gone = await startTestServer(() => undefined);
-    await gone.close();
-    return startGateway({ AUTH_URL: gone.url });
-  });
+  const gone = useRunning(startDroppingServer);
+  const gateway = useRunning(() => startGateway({ AUTH_URL: gone().url }));
 
   it('answers 503 SERVICE_UNAVAILABLE as JSON and creates no session', async () => {
     const response = await gateway().request(LOGIN_PATH, {

@@ -9,6 +9,7 @@ import {
   type ServiceName,
 } from '@platform/shared';
 import {
+  startDroppingServer,
   TEST_INTERNAL_SECRET,
   errorBody,
   startTestServer,
@@ -217,11 +218,10 @@ describe('proxying /api to the services', () => {
 });
 
 describe('proxying when a service does not answer', () => {
-  const gateway = useRunning(async () => {
-    const gone = await startTestServer(() => undefined);
-    await gone.close();
-    return startGateway({ DEPLOYMENTS_URL: gone.url, UPSTREAM_TIMEOUT_MS: '300' });
-  });
+  const gone = useRunning(startDroppingServer);
+  const gateway = useRunning(() =>
+    startGateway({ DEPLOYMENTS_URL: gone().url, UPSTREAM_TIMEOUT_MS: '300' }),
+  );
   let session: LoggedIn;
   beforeAll(async () => {
     session = await gateway().logIn();

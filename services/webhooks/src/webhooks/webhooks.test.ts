@@ -1,4 +1,4 @@
-import { requestJson, startTestServer, uniqueName } from '@platform/shared/testing';
+import { requestJson, startDroppingServer, uniqueName } from '@platform/shared/testing';
 import { fakeDns } from '../test/fake-dns';
 import { testSecrets } from '../test/secrets';
 import { apiClient, newId, useTestBed, type TestService } from '../test/test-service';
@@ -437,11 +437,7 @@ describe('access to a project', () => {
   });
 
   it('answers 503 SERVICE_UNAVAILABLE when the projects service does not answer', async () => {
-    // A projects service that drops every connection, held for the test (a freed port could be
-    // handed to another test's server meanwhile, which would answer).
-    const gone = await startTestServer((req: { socket: { destroy(): void } }) =>
-      req.socket.destroy(),
-    );
+    const gone = await startDroppingServer();
     const orphan = await bed.start({ dbName, projectsUrl: gone.url, worker: false });
     try {
       const p = project();
