@@ -257,6 +257,7 @@ export function createPipelineWorker(
   return new PipelineWorker({
     ...parts,
     logLimitBytes: config.LOG_LIMIT_BYTES,
+    logLineMaxBytes: config.LOG_LINE_MAX_BYTES,
     concurrency: config.PIPELINE_CONCURRENCY,
     leaseMs: config.PIPELINE_LEASE,
     heartbeatMs: config.PIPELINE_HEARTBEAT,

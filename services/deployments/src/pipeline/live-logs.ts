@@ -51,14 +51,16 @@ export class LiveLogs {
       .findOne({ 'release.id': releaseId }, { release: 1, serviceId: 1 })
       .lean<DeploymentLogsDoc>();
     if (!doc?.release) return;
-    const { text } = await runtime.readLog(releaseId, doc.release.offset);
+    const { text, nextOffset } = await runtime.readLog(releaseId, doc.release.offset);
     // Whole lines only: a line still being printed is read again next time.
     const complete = text.slice(0, text.lastIndexOf('\n') + 1);
     if (!complete) return;
     const mask = await this.maskOf(releaseId, doc);
+    // Not offset + what was read: a read from output no longer kept starts with a line of its own.
+    const offset = nextOffset - Buffer.byteLength(text.slice(complete.length));
     await logs.append(doc._id, mask.write(complete), {
       where: { 'release.id': releaseId, 'release.offset': doc.release.offset },
-      set: { 'release.offset': doc.release.offset + Buffer.byteLength(complete) },
+      set: { 'release.offset': offset },
     });
   }
 

@@ -5,8 +5,8 @@ export interface LogBufferLimits {
   /** LOG_LINE_MAX_BYTES: a longer line is cut (LineLimit). */
   maxLineBytes: number;
   /**
-   * Whole lines held until the next write, at most: beyond it the oldest go. LOG_LIMIT_BYTES, as
-   * the log itself would not keep more of them.
+   * Whole lines held until the next write, at most: beyond it the oldest go (the pipeline: half
+   * of LOG_LIMIT_BYTES, as the log itself would not keep much more of them).
    */
   maxPendingBytes: number;
 }

@@ -16,6 +16,8 @@ export interface PipelineWorkerOptions {
   /** What BUILDING and DEPLOYING do (steps.ts). */
   steps: DeploymentSteps;
   logLimitBytes: number;
+  /** LOG_LINE_MAX_BYTES: longer lines of a step's output are cut. */
+  logLineMaxBytes: number;
   concurrency: number;
   /** A claim not renewed for this long is taken over by another worker. */
   leaseMs: number;
@@ -176,7 +178,13 @@ class DeploymentRun {
     private readonly lease: Lease,
     private readonly context: RunContext,
   ) {
-    this.log = new LogBuffer();
+    const { logLineMaxBytes, logLimitBytes } = context.options;
+    // Half the log's limit: a write that dropped output fits in the log whole, the line counting
+    // what it dropped included, with the newest output after it.
+    this.log = new LogBuffer({
+      maxLineBytes: logLineMaxBytes,
+      maxPendingBytes: Math.floor(logLimitBytes / 2),
+    });
     this.leaseUntil = lease.leaseUntil.getTime();
     this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
   }

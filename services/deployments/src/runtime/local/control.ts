@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import express, { type Express } from 'express';
 import { z } from 'zod';
 import { errorHandler, notFoundHandler, validate, type Logger } from '@platform/shared';
@@ -28,19 +27,6 @@ const logQuery = z.object({ offset: z.coerce.number().int().min(0).default(0) })
 
 /** The most of a release log one read returns; read again from `nextOffset` for more. */
 const LOG_READ_BYTES = 256 * 1024;
-
-/**
- * How much of `bytes` ends on a whole UTF-8 character: a read that stopped inside one leaves it
- * for the next read instead of returning half of it (twice, as two replacement characters).
- */
-export function completeUtf8Length(bytes: Uint8Array): number {
-  let lead = bytes.length - 1;
-  // Continuation bytes are 10xxxxxx; at most three follow their lead byte.
-  while (lead >= 0 && lead >= bytes.length - 4 && (bytes[lead]! & 0xc0) === 0x80) lead--;
-  if (lead < 0 || bytes[lead]! < 0xc0) return bytes.length;
-  const size = bytes[lead]! >= 0xf0 ? 4 : bytes[lead]! >= 0xe0 ? 3 : 2;
-  return lead + size > bytes.length ? lead : bytes.length;
-}
 
 /**
  * The supervisor's control API, served on a unix socket in RUNTIME_DIR (so only this machine's
@@ -76,15 +62,7 @@ export function createControlApp(supervisor: Supervisor, logger: Logger): Expres
   });
   app.get('/releases/:releaseId/log', async (req, res) => {
     const { offset } = validate(logQuery, req.query);
-    const file = await fs.open(supervisor.logFileOf(req.params.releaseId), 'r');
-    try {
-      const buffer = Buffer.alloc(LOG_READ_BYTES);
-      const { bytesRead } = await file.read(buffer, 0, LOG_READ_BYTES, offset);
-      const end = completeUtf8Length(buffer.subarray(0, bytesRead));
-      res.json({ text: buffer.subarray(0, end).toString('utf8'), nextOffset: offset + end });
-    } finally {
-      await file.close();
-    }
+    res.json(await supervisor.readLog(req.params.releaseId, offset, LOG_READ_BYTES));
   });
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

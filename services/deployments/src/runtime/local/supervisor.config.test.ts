@@ -17,6 +17,8 @@ describe('runtime supervisor config', () => {
       SANDBOX_UID_BASE: 2_000_000_000,
       RUNTIME_APP_MEMORY_BYTES: 16 * 1024 ** 3,
       RUNTIME_APP_PROCESSES: 256,
+      LOG_LINE_MAX_BYTES: 16 * 1024,
+      RUNTIME_LOG_MAX_BYTES: 64 * 1024 ** 2,
       RUNTIME_DIR: path.join(homedir(), '.cache/platform-dev/runtime'),
       RUNTIME_ROUTER_PORT: 4020,
       PORT: 4020,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { baseEnv, durationEnv, portEnv } from '@platform/shared';
 import { memoryLimitEnv, processLimitEnv, sandboxEnv } from '../../sandbox/sandbox.env';
+import { DEFAULT_LOG_LINE_MAX_BYTES } from '../../pipeline/line-limit';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
 export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
@@ -19,6 +20,25 @@ export const runtimeEnv = z.object({
   RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
   /** Processes and threads of one app at once. */
   RUNTIME_APP_PROCESSES: processLimitEnv(256),
+  /**
+   * The longest line of a log, in bytes: a longer line a build or an app prints is cut, and ends
+   * with a marker giving its length. At most 128 KiB, so a line fits in one read of a release log.
+   */
+  LOG_LINE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024, 'must be at least 1024')
+    .max(128 * 1024, 'must be at most 131072')
+    .default(DEFAULT_LOG_LINE_MAX_BYTES),
+  /**
+   * The most a release's log takes on disk (`logs/<releaseId>.log` and `.log.1`): an app that
+   * prints forever loses its oldest output first.
+   */
+  RUNTIME_LOG_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024, 'must be at least 65536')
+    .default(64 * 1024 ** 2),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */

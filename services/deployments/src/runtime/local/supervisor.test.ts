@@ -59,6 +59,7 @@ describe('the Supervisor (in this process)', () => {
       restart: { initialDelayMs: 100, maxDelayMs: 1_000, limit: 5, windowMs: 60_000 },
       stopGraceMs: 2_000,
       drainTimeoutMs: 1_000,
+      logLimits: { maxLineBytes: 16 * 1024, maxBytes: 1024 * 1024 },
     });
 
   it('stops a process that was still being started when its release was stopped', async () => {

@@ -1,9 +1,10 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
-import type { Launcher, LaunchedProcess } from './launcher';
+import type { ExitStatus, Launcher, LaunchedProcess } from './launcher';
+import { ReleaseLog, type ReleaseLogLimits } from './release-log';
 
 /** One release of a service to start: a kept build and how to run it. */
 export interface ReleaseSpec {
@@ -68,6 +69,8 @@ export interface SupervisorOptions {
   stopGraceMs: number;
   /** How long a replaced release may take to finish the requests it is answering. */
   drainTimeoutMs: number;
+  /** Each release log's bounds (LOG_LINE_MAX_BYTES, RUNTIME_LOG_MAX_BYTES). */
+  logLimits: ReleaseLogLimits;
 }
 
 const HEALTH_POLL_MS = 100;
@@ -92,9 +95,12 @@ export class Release {
 
   constructor(
     readonly spec: ReleaseSpec,
-    readonly logFile: string,
-    readonly log: WriteStream,
+    readonly log: ReleaseLog,
   ) {}
+
+  get logFile(): string {
+    return this.log.file;
+  }
 
   get stopping() {
     return this.state === 'stopped' || this.state === 'failed';
@@ -121,13 +127,14 @@ export class Release {
     });
   }
 
+  /** A line of the runtime's own in the release's log. */
   write(line: string) {
-    this.output(`==> ${line}\n`);
+    this.log.line(line);
   }
 
   /** Appends to the release's log; output arriving after its stop is dropped. */
   output(chunk: string) {
-    if (!this.log.writableEnded) this.log.write(chunk);
+    this.log.output(chunk);
   }
 }
 
@@ -156,7 +163,13 @@ export class Supervisor {
       throw conflict(`Release ${spec.releaseId} was started already.`);
     }
     const logFile = path.join(this.logDir, `${spec.releaseId}.log`);
-    const release = new Release(spec, logFile, createWriteStream(logFile, { flags: 'a' }));
+    const log = new ReleaseLog(logFile, this.options.logLimits, (err) =>
+      this.options.logger.warn(
+        { releaseId: spec.releaseId, err: err.message },
+        'the release log cannot be written: its output is lost',
+      ),
+    );
+    const release = new Release(spec, log);
     // Known from here on (a stop or a second start with its id sees it), before any wait.
     this.releases.set(spec.releaseId, release);
     release.port = await freePort();
@@ -219,8 +232,9 @@ export class Supervisor {
     return this.info(this.get(releaseId));
   }
 
-  logFileOf(releaseId: string): string {
-    return this.get(releaseId).logFile;
+  /** Up to `maxBytes` of a release's log from `offset` (ReleaseLog.read). */
+  readLog(releaseId: string, offset: number, maxBytes: number) {
+    return this.get(releaseId).log.read(offset, maxBytes);
   }
 
   /** The release the service's URL routes to, for the router. */
@@ -263,7 +277,14 @@ export class Supervisor {
       cwd: path.join(spec.workspace, spec.rootDirectory ?? ''),
       command: spec.command,
       env: { ...spec.env, PORT: String(release.port) },
-      onOutput: (chunk) => release.output(chunk),
+      onOutput: (chunk) => {
+        // Called from the process's stream: a throw would end the supervisor, and every app.
+        try {
+          release.output(chunk);
+        } catch (err) {
+          this.options.logger.error({ err, releaseId: spec.releaseId }, 'could not log output');
+        }
+      },
     });
     if (release.stopping) {
       // Stopped while its process was being started: nothing may outlive the stop.
@@ -272,12 +293,21 @@ export class Supervisor {
     }
     release.process = launched;
     release.write(`started, pid ${launched.pid}`);
-    void launched.exited.then(({ code, signal }) => {
-      if (release.process !== launched) return;
-      release.write(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
-      release.process = null;
-      this.onExit(release);
-    });
+    void launched.exited
+      .catch((err: Error): ExitStatus => {
+        release.write(`lost track of its process: ${err.message}`);
+        return { code: null, signal: null };
+      })
+      .then(({ code, signal }) => {
+        if (release.process !== launched) return;
+        release.write(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+        release.process = null;
+        this.onExit(release);
+      })
+      // Whatever goes wrong with one release stays with it.
+      .catch((err: unknown) =>
+        this.options.logger.error({ err, releaseId: spec.releaseId }, 'handling an exit failed'),
+      );
   }
 
   /** A process that ended on its own: restart it with backoff, unless it was stopped. */
@@ -362,7 +392,7 @@ export class Supervisor {
       release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
     }
     release.agent.destroy();
-    await new Promise<void>((resolve) => release.log.end(resolve));
+    await release.log.end();
   }
 }
 

@@ -1,4 +1,4 @@
-import { completeUtf8Length } from './control';
+import { completeUtf8Length } from './release-log';
 
 describe('completeUtf8Length', () => {
   const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));

@@ -1,0 +1,79 @@
+import { TRIMMED_MARKER } from '../deployments/log-store';
+import { useHarness } from '../test/harness';
+import { MiB, watchMemory } from '../test/memory';
+import { cutMarker } from './line-limit';
+
+// The real pipeline (git, the sandbox, the runtime) in this process: the memory measured is the
+// deployments service's own.
+const LINE_MAX = 4096;
+const h = useHarness({ pipeline: { LOG_LINE_MAX_BYTES: String(LINE_MAX) } });
+
+const SLOW = 120_000;
+/** Far below what any of these builds prints: the service holds none of it for long. */
+const MEMORY_BOUND = 96 * MiB;
+
+/** Builds `printer` (then the fixture app) to DEPLOYED; its log and how much memory grew. */
+async function deployPrinting(printer: string) {
+  const { service, id } = await h.newDeployment(
+    {},
+    { buildCommand: `${printer}; echo; node build.js` },
+  );
+  const memory = watchMemory();
+  const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+  return { logs: deployed.logs as string, grewBy: memory.stop() };
+}
+
+function expectLinesWithinLimit(logs: string) {
+  const longest = Math.max(...logs.split('\n').map((line) => Buffer.byteLength(line)));
+  expect(longest).toBeLessThanOrEqual(LINE_MAX);
+  expect(Buffer.byteLength(logs)).toBeLessThanOrEqual(h.config.LOG_LIMIT_BYTES + 1024);
+}
+
+describe('what a build prints', () => {
+  it(
+    'cuts a 400 MB line without a newline, saying how long it was, in flat memory',
+    async () => {
+      const { logs, grewBy } = await deployPrinting(`head -c 400000000 /dev/zero | tr '\\0' a`);
+
+      const cut = logs.split('\n').find((line) => line.startsWith('aaaa'));
+      expect(cut).toMatch(/^a+ \[\.\.\. line cut: it was 400000000 bytes long \.\.\.\]$/);
+      expect(cut!.endsWith(cutMarker(400_000_000))).toBe(true);
+      expect(logs).toContain('built revision');
+      expectLinesWithinLimit(logs);
+      expect(grewBy).toBeLessThan(MEMORY_BOUND);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps binary output as text, within the limits',
+    async () => {
+      // Random bytes without a newline: one long line of what is mostly not UTF-8.
+      const { logs, grewBy } = await deployPrinting(`head -c 1000000 /dev/urandom | tr -d '\\n'`);
+
+      // Bytes that are no UTF-8 become U+FFFD.
+      expect(logs).toContain('\uFFFD');
+      expect(logs).toContain('built revision');
+      expectLinesWithinLimit(logs);
+      expect(grewBy).toBeLessThan(MEMORY_BOUND);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the newest lines of a flood and says how many it dropped, in flat memory',
+    async () => {
+      // Two million lines as fast as seq prints them: far more than 100,000 a second.
+      const { logs, grewBy } = await deployPrinting('seq 1 2000000');
+
+      expect(logs).toMatch(
+        /\[\.\.\. \d+ lines \(\d+ bytes\) of output dropped here: more came at once than the log keeps \.\.\.\]\n/,
+      );
+      expect(logs).toContain('\n2000000\n');
+      expect(logs.startsWith(TRIMMED_MARKER)).toBe(true);
+      expectLinesWithinLimit(logs);
+      expect(grewBy).toBeLessThan(MEMORY_BOUND);
+    },
+    SLOW,
+  );
+});
