@@ -113,7 +113,14 @@ export class RuntimeClient {
           res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
           res.on('end', () => {
             const status = res.statusCode ?? 0;
-            const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+            let parsed: Record<string, unknown> | undefined;
+            try {
+              parsed = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+            } catch {
+              // Thrown here it would end the process: whatever answered is not the supervisor.
+              reject(new RuntimeError(status, 'INVALID_ANSWER', `not JSON: ${text.slice(0, 200)}`));
+              return;
+            }
             if (status >= 200 && status < 300) resolve(parsed as T);
             else
               reject(
