@@ -135,6 +135,10 @@ export class LocalSteps implements DeploymentSteps {
     if (source.buildCommand) {
       context.line(`==> running the build command: ${source.buildCommand}`);
       const mask = new SecretMask(this.secretValues(d, source));
+      // Called from the build's output stream, where a throw would end the service: it ends
+      // this build instead.
+      const outputFailed = new AbortController();
+      let outputError: Error | undefined;
       const result = await this.options.sandbox.run({
         workspace,
         cwd: source.rootDirectory,
@@ -142,9 +146,22 @@ export class LocalSteps implements DeploymentSteps {
         env: this.environmentOf(d, source),
         limits: buildLimits,
         network: true,
-        onOutput: (chunk) => context.output(mask.write(chunk)),
-        signal,
+        onOutput: (chunk) => {
+          if (outputError) return;
+          try {
+            context.output(mask.write(chunk));
+          } catch (err) {
+            outputError = err as Error;
+            outputFailed.abort();
+          }
+        },
+        signal: AbortSignal.any([signal, outputFailed.signal]),
       });
+      if (outputError) {
+        return failed(
+          `The build’s output could not be handled (${outputError.message}): the build was stopped.`,
+        );
+      }
       context.output(mask.flush());
       if (result.exitCode !== 0) return failed(this.buildFailure(result));
     } else {
