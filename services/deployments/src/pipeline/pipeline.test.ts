@@ -260,7 +260,10 @@ describe('the pipeline', () => {
     );
 
     expect(Buffer.byteLength(deployed.logs)).toBeLessThanOrEqual(4096);
-    expect(deployed.logs.startsWith(TRIMMED_MARKER)).toBe(true);
+    // Trimmed by the log, or dropped before it was written (the output came at once).
+    expect(
+      deployed.logs.startsWith(TRIMMED_MARKER) || /^\[\.\.\. \d+ lines/.test(deployed.logs),
+    ).toBe(true);
     expect(deployed.logs).not.toContain('build output line 1\n');
     expect(deployed.logs).toContain('build output line 3000\n');
     expect(deployed.logs).toContain('deploy-done\n');
