@@ -6,7 +6,9 @@ import { cutMarker } from './line-limit';
 // The real pipeline (git, the sandbox, the runtime) in this process: the memory measured is the
 // deployments service's own.
 const LINE_MAX = 4096;
-const h = useHarness({ pipeline: { LOG_LINE_MAX_BYTES: String(LINE_MAX) } });
+const h = useHarness({
+  pipeline: { LOG_LINE_MAX_BYTES: String(LINE_MAX), RUNTIME_LOG_MAX_BYTES: String(1024 * 1024) },
+});
 
 const SLOW = 120_000;
 /** Far below what any of these builds prints: the service holds none of it for long. */
@@ -71,6 +73,51 @@ describe('what a build prints', () => {
       );
       expect(logs).toContain('\n2000000\n');
       expect(logs.startsWith(TRIMMED_MARKER)).toBe(true);
+      expectLinesWithinLimit(logs);
+      expect(grewBy).toBeLessThan(MEMORY_BOUND);
+    },
+    SLOW,
+  );
+});
+
+describe('what a deployed app prints', () => {
+  /** Deploys an app that prints with `printer` before it listens; its log once all is copied. */
+  async function deployAppPrinting(printer: string) {
+    const { service, id } = await h.newDeployment(
+      {},
+      { startCommand: `${printer}; echo; echo done-printing; exec node server.js` },
+    );
+    const memory = watchMemory();
+    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+    // What the app printed goes on into the log after DEPLOYED (LiveLogs).
+    const { logs } = await h.waitForDeployment(
+      service,
+      id,
+      'the app’s output copied',
+      (d) => d.logs.includes('\ndone-printing\n'),
+      SLOW,
+    );
+    return { logs: logs as string, grewBy: memory.stop() };
+  }
+
+  it(
+    'cuts a 200 MB line without a newline, and goes on copying what follows it',
+    async () => {
+      const { logs, grewBy } = await deployAppPrinting(`head -c 200000000 /dev/zero | tr '\\0' a`);
+
+      expect(logs).toMatch(/\na+ \[\.\.\. line cut: it was 200000000 bytes long \.\.\.\]\n/);
+      expectLinesWithinLimit(logs);
+      expect(grewBy).toBeLessThan(MEMORY_BOUND);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the newest of a flood, within the limits',
+    async () => {
+      const { logs, grewBy } = await deployAppPrinting(`yes 'flood line' | head -n 3000000`);
+
+      expect(logs).toContain('flood line\n\ndone-printing\n');
       expectLinesWithinLimit(logs);
       expect(grewBy).toBeLessThan(MEMORY_BOUND);
     },
