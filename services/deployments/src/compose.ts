@@ -208,7 +208,7 @@ export async function openLocalSteps(
   { logger, lifecycle }: Runtime,
   parts: { snapshots: SourceSnapshots; builds: BuildStore; repository: DeploymentsRepository },
 ) {
-  const sandbox = await Sandbox.create(sandboxOptions(config));
+  const sandbox = await Sandbox.create(sandboxOptions(config, config.STEP_KILL_GRACE));
   lifecycle.onShutdown('sandbox', () => sandbox.close());
   const connectOptions = {
     runtimeDir: config.RUNTIME_DIR,
@@ -238,7 +238,9 @@ export async function openLocalSteps(
       timeoutMs: config.STEP_TIMEOUT,
       cpuSeconds: config.BUILD_CPU_SECONDS,
       memoryBytes: config.BUILD_MEMORY_BYTES,
+      cpus: config.BUILD_CPUS,
       processes: config.BUILD_PROCESSES,
+      tmpBytes: config.BUILD_TMP_BYTES,
     },
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,

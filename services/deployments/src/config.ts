@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
-import { memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
+import {
+  cpuLimitEnv,
+  memoryLimitEnv,
+  processLimitEnv,
+  sandboxEnv,
+  tmpLimitEnv,
+} from './sandbox/sandbox.env';
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -29,10 +35,14 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     STEP_KILL_GRACE: durationEnv('5s'),
     /** CPU seconds a build command may use (RLIMIT_CPU of each of its processes). */
     BUILD_CPU_SECONDS: positiveInt(600),
-    /** Address space of each build process. */
-    BUILD_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
+    /** Memory of a build, all its processes together, swap and its /tmp included. */
+    BUILD_MEMORY_BYTES: memoryLimitEnv(2 * 1024 ** 3),
+    /** CPU of a build (1 = one core). */
+    BUILD_CPUS: cpuLimitEnv(1),
     /** Processes and threads of one build at once. */
-    BUILD_PROCESSES: processLimitEnv(256),
+    BUILD_PROCESSES: processLimitEnv(512),
+    /** The size of a build's /tmp (memory: it counts towards BUILD_MEMORY_BYTES). */
+    BUILD_TMP_BYTES: tmpLimitEnv(512 * 1024 ** 2),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()

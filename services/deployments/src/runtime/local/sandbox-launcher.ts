@@ -1,12 +1,32 @@
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Sandbox, SandboxLimits } from '../../sandbox/sandbox';
 import type { ExitStatus, Launcher } from './launcher';
 
 /**
+ * The PORT of every sandboxed app: each has a network namespace and an address of its own, so
+ * they share no port space and none can take another's.
+ */
+export const APP_PORT = 8080;
+
+/** A port of the host nobody listens on now (apps without a sandbox share the host's ports). */
+async function freeHostPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
  * Apps started in the sandbox (src/sandbox): without the platform's environment, files or
- * processes, within `limits`, on the host's network so the router reaches their PORT. The stop
- * grace is the sandbox's own (its killGraceMs); a sandbox made with SANDBOX=none runs them as
- * plain processes, which the sandbox allows only in development.
+ * processes, within `limits`, each on a network of its own where the router reaches its PORT.
+ * The stop grace is the sandbox's own (its killGraceMs); a sandbox made with SANDBOX=none runs
+ * them as plain processes on a free port of the host, which the sandbox allows only in
+ * development.
  */
 export function sandboxLauncher(
   sandbox: Sandbox,
@@ -14,11 +34,12 @@ export function sandboxLauncher(
 ): Launcher {
   return {
     async start(spec) {
+      const port = sandbox.isolated ? APP_PORT : await freeHostPort();
       const handle = await sandbox.start({
         workspace: spec.workspace,
         cwd: path.relative(spec.workspace, spec.cwd) || '.',
         command: spec.command,
-        env: spec.env,
+        env: { ...spec.env, PORT: String(port) },
         limits: options.limits,
         network: options.network,
         onOutput: spec.onOutput,
@@ -28,6 +49,8 @@ export function sandboxLauncher(
       );
       return {
         pid: handle.pid,
+        host: handle.address,
+        port,
         exited,
         async stop() {
           await handle.stop();

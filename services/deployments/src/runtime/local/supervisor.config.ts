@@ -2,7 +2,13 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { baseEnv, durationEnv, portEnv } from '@platform/shared';
-import { memoryLimitEnv, processLimitEnv, sandboxEnv } from '../../sandbox/sandbox.env';
+import {
+  cpuLimitEnv,
+  memoryLimitEnv,
+  processLimitEnv,
+  sandboxEnv,
+  tmpLimitEnv,
+} from '../../sandbox/sandbox.env';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
 export const defaultRuntimeDir = () => path.join(homedir(), '.cache/platform-dev/runtime');
@@ -15,10 +21,14 @@ export const DEFAULT_ROUTER_PORT = 4020;
  * deployments service, which starts the supervisor with them (supervisorEnvOf).
  */
 export const runtimeEnv = z.object({
-  /** Address space of each app process. */
-  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
+  /** Memory of an app, all its processes together, swap and its /tmp included. */
+  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(512 * 1024 ** 2),
+  /** CPU of an app (1 = one core). */
+  RUNTIME_APP_CPUS: cpuLimitEnv(1),
   /** Processes and threads of one app at once. */
-  RUNTIME_APP_PROCESSES: processLimitEnv(256),
+  RUNTIME_APP_PROCESSES: processLimitEnv(512),
+  /** The size of an app's /tmp (memory: it counts towards RUNTIME_APP_MEMORY_BYTES). */
+  RUNTIME_APP_TMP_BYTES: tmpLimitEnv(64 * 1024 ** 2),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
