@@ -107,6 +107,8 @@ kafka_login() {
 # missing. Where it cannot work, the deployments service refuses to run code (see its README).
 say "checking the sandbox (bubblewrap)"
 bash scripts/infra/bubblewrap.sh || say "no working sandbox: deployments will refuse to build or run code"
+# Sandboxes reach public addresses only; the package registries' addresses count as public here.
+export SANDBOX_EGRESS_ALLOW="${SANDBOX_EGRESS_ALLOW-$(bash scripts/infra/registry-egress.sh)}"
 
 export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"

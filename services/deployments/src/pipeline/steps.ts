@@ -61,6 +61,10 @@ export interface LocalStepsOptions {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const formatBytes = (bytes: number) =>
+  bytes >= 1024 ** 3
+    ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB`
+    : `${+(bytes / 1024 ** 2).toFixed(1)} MiB`;
 const failed = (reason: string): StepOutcome => ({ ok: false, reason });
 const refOf = (d: Deployment, deploymentId = d.id): BuildRef => ({
   projectId: d.projectId,
@@ -295,13 +299,28 @@ export class LocalSteps implements DeploymentSteps {
       case 'timeout':
         return `The build command ran longer than ${seconds(this.options.buildLimits.timeoutMs ?? 0)} and was stopped.`;
       case 'limit':
-        return `The build command went past its limits (${result.signal ?? 'killed'}) and was stopped.`;
+        return `The build command went past its ${this.limitName(result)} and was stopped.`;
       case 'cancel':
         return 'The build step was stopped.';
       default:
         return result.signal
           ? `The build command was killed by ${result.signal}.`
           : `The build command failed with exit code ${result.exitCode}.`;
+    }
+  }
+
+  /** The limit a build went past, as its log names it. */
+  private limitName(result: SandboxResult): string {
+    const { memoryBytes, processes, cpuSeconds } = this.options.buildLimits;
+    switch (result.limit) {
+      case 'memory':
+        return `memory limit (${formatBytes(memoryBytes)}, BUILD_MEMORY_BYTES)`;
+      case 'processes':
+        return `process limit (${processes}, BUILD_PROCESSES)`;
+      case 'cpu':
+        return `CPU time limit (${cpuSeconds} s, BUILD_CPU_SECONDS)`;
+      default:
+        return `limits (${result.signal ?? 'killed'})`;
     }
   }
 

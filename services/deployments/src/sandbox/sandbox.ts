@@ -238,7 +238,7 @@ export class Sandbox {
       }
       return pid;
     });
-    return supervise({
+    const handle = await supervise({
       child,
       childPid: ready,
       isolated: true,
@@ -253,6 +253,9 @@ export class Sandbox {
       },
       release,
     });
+    // Started means reachable: its network is up before anyone is told where it is.
+    await ready;
+    return handle;
   }
 
   /** Removes what the sandbox made for itself (nothing lasting: each run frees its own). */

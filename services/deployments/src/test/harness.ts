@@ -68,6 +68,8 @@ const TEST_PIPELINE: ServiceEnv = {
   PIPELINE_POLL_INTERVAL: '200ms',
   // As main.ts would read it from the environment (the supervisor starts with it).
   PATH: process.env.PATH,
+  // What counts as public on this machine's network (scripts/infra/registry-egress.sh).
+  SANDBOX_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
 };
 
 export interface HarnessOptions {
