@@ -83,6 +83,11 @@ export const baseEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Shared by the gateway (signs) and the services (verify) for the internal identity header. */
   INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  /**
+   * The address the process listens on (runService): 127.0.0.1, this machine only, unless a
+   * container sets 0.0.0.0 (or `::`).
+   */
+  HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export const mongoEnv = z.object({
