@@ -22,6 +22,11 @@ export const EXAMPLE_SECRETS: readonly string[] = [
   'dev-only-kafka-projects-not-for-production-0000',
   'dev-only-kafka-deployments-not-for-production-0000',
   'dev-only-kafka-webhooks-not-for-production-0000',
+  // MongoDB's and Redis's passwords: docker-compose.yml's and the Kubernetes development overlay's.
+  'local-development-mongo-0123456789',
+  'local-development-redis-0123456789',
+  'dev-only-mongo-not-for-production-0000',
+  'dev-only-redis-not-for-production-0000',
 ];
 
 /** In production, every setting whose value is a published example secret, one line each. */
