@@ -28,6 +28,8 @@ describe('runtime supervisor config', () => {
       RUNTIME_DIR: path.join(homedir(), '.cache/platform-dev/runtime'),
       RUNTIME_ROUTER_PORT: 4020,
       PORT: 4020,
+      RUNTIME_ROUTER_HOST: '127.0.0.1',
+      HOST: '127.0.0.1',
       RUNTIME_RESTART_BACKOFF: 1_000,
       RUNTIME_RESTART_BACKOFF_MAX: 30_000,
       RUNTIME_RESTART_LIMIT: 5,

@@ -33,6 +33,8 @@ export const runtimeEnv = z.object({
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
   RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
+  /** The router's address: this machine only unless a container sets 0.0.0.0 (docker-compose). */
+  RUNTIME_ROUTER_HOST: z.string().min(1).default('127.0.0.1'),
   /** Delay before the first restart of a crashed app; doubled for each further one. */
   RUNTIME_RESTART_BACKOFF: durationEnv('1s'),
   /** The longest delay between restarts. */
@@ -57,14 +59,14 @@ export const supervisorConfigSchema = z
   })
   .merge(runtimeEnv)
   .merge(sandboxEnv)
-  .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT }));
+  .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT, HOST: env.RUNTIME_ROUTER_HOST }));
 
 /**
  * The environment a supervisor is started with, from a parsed config holding the same settings
  * (the deployments service's): each value written back the way the schema reads it.
  */
 export function supervisorEnvOf(
-  config: Omit<z.infer<typeof supervisorConfigSchema>, 'PORT'>,
+  config: Omit<z.infer<typeof supervisorConfigSchema>, 'PORT' | 'HOST'>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   const durations = new Set([
