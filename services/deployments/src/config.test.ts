@@ -39,8 +39,10 @@ describe('deployments config', () => {
       SANDBOX_BWRAP: 'bwrap',
       SANDBOX_UID_BASE: 2_000_000_000,
       BUILD_CPU_SECONDS: 600,
-      BUILD_MEMORY_BYTES: 16 * 1024 ** 3,
-      BUILD_PROCESSES: 256,
+      BUILD_MEMORY_BYTES: 2 * 1024 ** 3,
+      BUILD_CPUS: 1,
+      BUILD_TMP_BYTES: 512 * 1024 ** 2,
+      BUILD_PROCESSES: 512,
       RUNTIME_LOG_POLL_INTERVAL: 250,
       ENCRYPTION_PREVIOUS_KEYS: [],
     });

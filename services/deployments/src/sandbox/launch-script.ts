@@ -51,7 +51,7 @@ export function launchScript(plan: LaunchPlan): string {
   // is this script: the command gets /dev/null.
   const unset = BASH_VARIABLES.filter((name) => !(name in plan.env)).flatMap((n) => ['-u', n]);
   lines.push(
-    `exec /usr/bin/env ${unset.join(' ')} /bin/sh -c ${quotedText(plan.command, 'the command')} </dev/null`,
+    `exec /usr/bin/env ${unset.join(' ')} /bin/sh -c -- ${quotedText(plan.command, 'the command')} </dev/null`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -191,6 +191,47 @@ describe('Sandbox: what the code can see', () => {
   });
 });
 
+describe('Sandbox: nothing a tenant writes becomes an option', () => {
+  const OPTION_LIKE = ['--ro-bind', '/', '/host'];
+
+  it('hands values with dashes, newlines, quotes and bwrap options to the code as they are', async () => {
+    const value = `x\n${OPTION_LIKE.join(' ')}\n'"$(id)\`id\`;--bind / /x`;
+    const { result, output } = await run('printf "%s|" "$V"; ls /host 2>&1 | head -1', {
+      env: { PATH: '/usr/bin:/bin', V: value, W: '--setenv' },
+      cwd: '-dir--with--dashes/..',
+    });
+    expect(result.exitCode).toBe(0);
+    expect(output).toBe(`${value}|ls: cannot access '/host': No such file or directory\n`);
+  });
+
+  it('runs a command with leading dashes and newlines as a shell script, never as options', async () => {
+    const { result, output } = await run(
+      '--version 2>/dev/null || echo not-an-option\necho second line',
+    );
+    expect(result.exitCode).toBe(0);
+    expect(output).toBe('not-an-option\nsecond line\n');
+  });
+
+  it('refuses a NUL in a value, the command or the directory, and a name that is not a variable name', async () => {
+    const nul = `x\0${OPTION_LIKE.join('\0')}`;
+    await expect(run('true', { env: { V: nul } })).rejects.toThrow('NUL');
+    await expect(run(`echo ${nul}`)).rejects.toThrow('NUL');
+    await expect(run('true', { cwd: nul })).rejects.toThrow('NUL');
+    for (const name of ['A-B', '--ro-bind', 'A B', '1A', 'A\0B', '']) {
+      await expect(run('true', { env: { [name]: 'v' } })).rejects.toThrow(
+        'invalid environment variable name',
+      );
+    }
+  });
+
+  it('a directory with dashes is a directory inside the workspace', async () => {
+    const workspace = await newWorkspace();
+    await mkdir(path.join(workspace, '--bind'));
+    const { output } = await run('pwd', { workspace, cwd: '--bind' });
+    expect(output).toBe('/workspace/--bind\n');
+  });
+});
+
 describe('Sandbox: the network', () => {
   let server: Server;
   let port: number;
