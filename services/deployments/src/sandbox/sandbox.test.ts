@@ -139,6 +139,12 @@ describe('Sandbox: what the code can see', () => {
     );
   });
 
+  it('holds no descriptor but stdin, stdout and stderr (nothing the platform inherited)', async () => {
+    // `ls` lists its own: 0–2 and the directory it reads.
+    const { output } = await run('ls /proc/self/fd | tr "\\n" " "');
+    expect(output).toBe('0 1 2 3 ');
+  });
+
   it('runs as an unprivileged user that can write only its workspace and /tmp', async () => {
     const { result, output } = await run(
       'id -u; echo made > built.txt && cat built.txt; touch /tmp/t && echo tmp-ok; ' +
