@@ -25,6 +25,7 @@ import { createModels, type Models } from './models';
 import type { DeploymentDoc } from './deployments/deployments.model';
 import { LogFollowers } from './deployments/log-followers';
 import { BuildStore } from './builds/build-store';
+import { BuildDisks } from './builds/build-disk';
 import { LiveLogs } from './pipeline/live-logs';
 import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
@@ -73,7 +74,9 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
 
   const repository = new DeploymentsRepository(models, outbox, config.LOG_LIMIT_BYTES);
   const snapshots = new SourceSnapshots(models.sources);
-  const builds = new BuildStore(config.BUILDS_DIR);
+  const builds = new BuildStore(config.BUILDS_DIR, {
+    disks: new BuildDisks(config.BUILD_DISK_BYTES),
+  });
   const local =
     config.PIPELINE_ENABLED && !seams.steps
       ? await openLocalSteps(config, runtime, { snapshots, builds, repository })
@@ -240,8 +243,10 @@ export async function openLocalSteps(
       memoryBytes: config.BUILD_MEMORY_BYTES,
       cpus: config.BUILD_CPUS,
       processes: config.BUILD_PROCESSES,
-      tmpBytes: config.BUILD_TMP_BYTES,
+      // A build's /tmp is on its disk (BUILD_DISK_BYTES), not this tmpfs.
+      tmpBytes: config.BUILD_DISK_BYTES,
     },
+    diskBytes: config.BUILD_DISK_BYTES,
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
   });

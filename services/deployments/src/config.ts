@@ -3,13 +3,7 @@ import { z } from 'zod';
 import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
-import {
-  cpuLimitEnv,
-  memoryLimitEnv,
-  processLimitEnv,
-  sandboxEnv,
-  tmpLimitEnv,
-} from './sandbox/sandbox.env';
+import { cpuLimitEnv, memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -41,8 +35,15 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     BUILD_CPUS: cpuLimitEnv(1),
     /** Processes and threads of one build at once. */
     BUILD_PROCESSES: processLimitEnv(512),
-    /** The size of a build's /tmp (memory: it counts towards BUILD_MEMORY_BYTES). */
-    BUILD_TMP_BYTES: tmpLimitEnv(512 * 1024 ** 2),
+    /**
+     * The size of a build's disk: a filesystem of its own holding its workspace and /tmp (sparse:
+     * it takes what is written). 0: plain directories, no limit (refused in production).
+     */
+    BUILD_DISK_BYTES: z.coerce
+      .number()
+      .int()
+      .refine((bytes) => bytes === 0 || bytes >= 64 * 1024 ** 2, 'must be 0 or at least 64 MiB')
+      .default(4 * 1024 ** 3),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()
@@ -98,6 +99,11 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
   .refine((config) => config.SANDBOX !== 'none' || config.ALLOW_UNSANDBOXED, {
     path: ['SANDBOX'],
     message: "'none' runs tenants' code without isolation: set ALLOW_UNSANDBOXED=true to allow it",
+  })
+  .refine((config) => config.BUILD_DISK_BYTES > 0 || config.NODE_ENV !== 'production', {
+    path: ['BUILD_DISK_BYTES'],
+    message:
+      'a build without a disk of its own could fill the host: refused when NODE_ENV=production',
   })
   .refine((config) => config.SANDBOX !== 'none' || config.NODE_ENV !== 'production', {
     path: ['SANDBOX'],

@@ -1,5 +1,5 @@
 import { variableSecretContext, type SecretBox } from '@platform/shared';
-import type { BuildRef, BuildStore } from '../builds/build-store';
+import type { BuildDirectory, BuildRef, BuildStore } from '../builds/build-store';
 import type { Deployment } from '../deployments/deployments.repository';
 import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
 import type { Sandbox, SandboxLimits, SandboxResult } from '../sandbox/sandbox';
@@ -54,6 +54,8 @@ export interface LocalStepsOptions {
   fetchTimeoutMs: number;
   /** The build command's limits (STEP_TIMEOUT and the BUILD_* limits). */
   buildLimits: SandboxLimits;
+  /** BUILD_DISK_BYTES: what a build's workspace and /tmp hold together. */
+  diskBytes: number;
   /** HEALTH_CHECK_TIMEOUT. */
   healthTimeoutMs: number;
   /** How often a starting app's output is copied into the deployment's log. */
@@ -99,7 +101,7 @@ export class LocalSteps implements DeploymentSteps {
     if (!source.repository) return failed('the service has no repository');
 
     const dir = await builds.prepare(refOf(d));
-    const outcome = await this.buildIn(dir.workspace, context, {
+    const outcome = await this.buildIn(dir, context, {
       ...source,
       repository: source.repository,
     }).catch(async (err: unknown) => {
@@ -113,7 +115,7 @@ export class LocalSteps implements DeploymentSteps {
 
   /** Fetches the commit into `workspace` and runs the build command there; keeps the result. */
   private async buildIn(
-    workspace: string,
+    { workspace, tmp }: BuildDirectory,
     context: StepContext,
     source: SourceSnapshot & { repository: string },
   ): Promise<StepOutcome> {
@@ -148,9 +150,13 @@ export class LocalSteps implements DeploymentSteps {
         network: true,
         onOutput: (chunk) => context.output(mask.write(chunk)),
         signal,
+        tmpDir: tmp,
       });
       context.output(mask.flush());
-      if (result.exitCode !== 0) return failed(this.buildFailure(result));
+      if (result.exitCode !== 0) {
+        if (await builds.isFull(refOf(d))) return failed(this.diskFull());
+        return failed(this.buildFailure(result));
+      }
     } else {
       context.line('==> no build command: the checkout is the build');
     }
@@ -169,6 +175,7 @@ export class LocalSteps implements DeploymentSteps {
     if (!source.startCommand) return failed('the service has no start command');
     const build = await this.options.builds.find(refOf(d, source.buildOf ?? d.id));
     if (!build) return failed('The build of this deployment is no longer kept.');
+    await this.options.builds.open(build);
 
     const { runtime } = this.options;
     const releaseId = releaseIdOf(d.id, context.attempt);
@@ -221,6 +228,7 @@ export class LocalSteps implements DeploymentSteps {
       why('its build is no longer kept');
       return null;
     }
+    await this.options.builds.open(build);
     const releaseId = `${d.id}-restored-${Date.now().toString(36)}`;
     const started = await runtime.start(
       this.releaseOf(d, source, build.workspace, source.startCommand, releaseId),
@@ -307,6 +315,11 @@ export class LocalSteps implements DeploymentSteps {
           ? `The build command was killed by ${result.signal}.`
           : `The build command failed with exit code ${result.exitCode}.`;
     }
+  }
+
+  private diskFull(): string {
+    const { diskBytes } = this.options;
+    return `The build filled its disk: its workspace and /tmp hold ${formatBytes(diskBytes)} at most (BUILD_DISK_BYTES).`;
   }
 
   /** The limit a build went past, as its log names it. */

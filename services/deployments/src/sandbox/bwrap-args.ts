@@ -12,8 +12,8 @@ export interface BwrapPlan {
   passwdFile: string;
   groupFile: string;
   resolvConfFile: string;
-  /** The size of the sandbox's /tmp (a tmpfs), in bytes. */
-  tmpBytes: number;
+  /** The sandbox's /tmp: a tmpfs of `bytes`, or a host directory bound read-write. */
+  tmp: { bytes: number } | { dir: string };
   /** true when bwrap runs as root and a program inside drops to a sandbox uid; else a user namespace. */
   dropsPrivileges: boolean;
   /** The fd bwrap writes `{"child-pid": …}` to. */
@@ -83,7 +83,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   args.push('--ro-bind', plan.resolvConfFile, '/etc/resolv.conf');
   for (const dir of plan.extraReadOnly) args.push('--ro-bind', dir, dir);
   args.push('--proc', '/proc', '--dev', '/dev');
-  args.push('--perms', '1777', '--size', String(Math.floor(plan.tmpBytes)), '--tmpfs', '/tmp');
+  if ('dir' in plan.tmp) args.push('--bind', plan.tmp.dir, '/tmp');
+  else
+    args.push('--perms', '1777', '--size', String(Math.floor(plan.tmp.bytes)), '--tmpfs', '/tmp');
   args.push('--perms', '0755', '--tmpfs', '/run');
   args.push('--bind', plan.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   args.push('--clearenv');

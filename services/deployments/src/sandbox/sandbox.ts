@@ -45,6 +45,11 @@ export interface SandboxRunOptions {
   onOutput: (chunk: string) => void;
   /** Aborting it stops the process tree (`stoppedBy: 'cancel'`). */
   signal?: AbortSignal;
+  /**
+   * A host directory bound at /tmp (a build's, on its disk of a fixed size) instead of a tmpfs of
+   * `limits.tmpBytes`.
+   */
+  tmpDir?: string;
 }
 
 /** Thrown by `Sandbox.create` when code cannot be run safely here; the message says what to do. */
@@ -289,7 +294,7 @@ export class Sandbox {
       passwdFile: path.join(held.files!, 'passwd'),
       groupFile: path.join(held.files!, 'group'),
       resolvConfFile: path.join(held.files!, 'resolv.conf'),
-      tmpBytes: options.limits.tmpBytes,
+      tmp: options.tmpDir ? { dir: options.tmpDir } : { bytes: options.limits.tmpBytes },
       dropsPrivileges: true,
       infoFd: INFO_FD,
       blockFd: BLOCK_FD,
