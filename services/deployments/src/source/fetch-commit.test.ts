@@ -6,6 +6,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { localSourcePolicy, type LocalSources } from '@platform/shared';
 import { createAppRepository, freePort, useRunning, waitFor } from '@platform/shared/testing';
 import { fetchCommit, SourceError, type FetchCommitOptions } from './index';
 
@@ -21,6 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 const freshWorkspace = () => path.join(scratch, `workspace-${++workspaces}`, 'source');
+/** SOURCE_ALLOW_LOCAL as the service reads it, the platform's own trees refused. */
+const sourcesOf = (setting: LocalSources) => localSourcePolicy({ SOURCE_ALLOW_LOCAL: setting });
+const ANYWHERE = sourcesOf({ allow: 'anywhere' });
+const NONE = sourcesOf({ allow: 'none' });
 const revisionIn = async (dir: string) =>
   JSON.parse(await readFile(path.join(dir, 'app.json'), 'utf8')).revision as string;
 
@@ -32,7 +37,7 @@ function fetchLogged(
   const into = options.into ?? freshWorkspace();
   const result = fetchCommit({
     branch: 'main',
-    allowLocal: true,
+    sources: ANYWHERE,
     into,
     onLog: (line) => log.push(line),
     ...options,
@@ -134,7 +139,7 @@ describe('fetchCommit', () => {
     const { result, into } = await fetchLogged({
       repository: repo.url,
       commitHash: commit.hash,
-      allowLocal: false,
+      sources: NONE,
     });
 
     await expect(result).rejects.toMatchObject({
@@ -161,7 +166,7 @@ describe('fetchCommit', () => {
     const { result } = await fetchLogged({
       repository,
       commitHash: 'a'.repeat(40),
-      allowLocal: true,
+      sources: ANYWHERE,
     });
 
     const error = (await result.catch((err: unknown) => err)) as SourceError;
@@ -195,7 +200,7 @@ describe('fetchCommit', () => {
     const { result } = await fetchLogged({
       repository,
       commitHash: 'a'.repeat(40),
-      allowLocal: false,
+      sources: NONE,
       lookupHost,
     });
 
@@ -353,7 +358,7 @@ describe('fetchCommit', () => {
       const { result, into } = fetchLogged({
         repository: 'https://slow-dns.test/app.git',
         commitHash: 'c'.repeat(40),
-        allowLocal: false,
+        sources: NONE,
         timeoutMs: 300,
         lookupHost: () => new Promise(() => undefined),
       });
