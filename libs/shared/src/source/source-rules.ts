@@ -101,7 +101,7 @@ export const branchRule = (base: z.ZodString = z.string()) =>
     .min(1, 'must not be empty')
     .max(BRANCH_MAX_LENGTH, `must be at most ${BRANCH_MAX_LENGTH} characters`)
     .refine(
-      isBranchName,
+      (branch) => branch === '' || branch.length > BRANCH_MAX_LENGTH || isBranchName(branch),
       'must be a valid git branch name (no leading -, spaces or control characters)',
     );
 
