@@ -133,7 +133,7 @@ describe('fetchCommit', () => {
     await expect(full.result).resolves.toMatchObject({ commitHash: elsewhere.hash });
   });
 
-  it('refuses a file:// repository without allowLocal, before running git', async () => {
+  it('refuses a file:// repository without SOURCE_ALLOW_LOCAL, before running git', async () => {
     const repo = repository();
     const commit = await repo.commit();
     const { result, into } = await fetchLogged({
@@ -162,7 +162,7 @@ describe('fetchCommit', () => {
     ['ext::', 'ext::sh -c touch% /tmp/pwned', 'the scheme ext: is not allowed'],
     ['fd::', 'fd::3', 'the scheme fd: is not allowed'],
     ['a local path', '/srv/git/app.git', 'it is not a URL'],
-  ])('refuses a repository URL with %s, even with allowLocal', async (_what, repository, why) => {
+  ])('refuses a repository URL with %s, even with SOURCE_ALLOW_LOCAL=true', async (_what, repository, why) => {
     const { result } = await fetchLogged({
       repository,
       commitHash: 'a'.repeat(40),
@@ -190,7 +190,7 @@ describe('fetchCommit', () => {
       'https://mixed.test/app.git',
       'link-local address (169.254.169.254)',
     ],
-  ])('refuses %s without allowLocal, checked when fetching', async (_what, repository, why) => {
+  ])('refuses %s without SOURCE_ALLOW_LOCAL, checked when fetching', async (_what, repository, why) => {
     const lookupHost = async (host: string) => {
       if (host === 'git.internal.test') return [{ address: '10.1.2.3' }];
       if (host === 'mixed.test')
@@ -253,7 +253,7 @@ describe('fetchCommit', () => {
       await Promise.all(closers.splice(0).map((close) => close()));
     });
 
-    it('fetches exactly the commit from an http:// repository with allowLocal', async () => {
+    it('fetches exactly the commit from an http:// repository with SOURCE_ALLOW_LOCAL=true', async () => {
       const repo = repository();
       const wanted = await repo.commit();
       await repo.commit();
