@@ -162,19 +162,22 @@ describe('fetchCommit', () => {
     ['ext::', 'ext::sh -c touch% /tmp/pwned', 'the scheme ext: is not allowed'],
     ['fd::', 'fd::3', 'the scheme fd: is not allowed'],
     ['a local path', '/srv/git/app.git', 'it is not a URL'],
-  ])('refuses a repository URL with %s, even with SOURCE_ALLOW_LOCAL=true', async (_what, repository, why) => {
-    const { result } = await fetchLogged({
-      repository,
-      commitHash: 'a'.repeat(40),
-      sources: ANYWHERE,
-    });
+  ])(
+    'refuses a repository URL with %s, even with SOURCE_ALLOW_LOCAL=true',
+    async (_what, repository, why) => {
+      const { result } = await fetchLogged({
+        repository,
+        commitHash: 'a'.repeat(40),
+        sources: ANYWHERE,
+      });
 
-    const error = (await result.catch((err: unknown) => err)) as SourceError;
-    expect(error).toBeInstanceOf(SourceError);
-    expect(error.reason).toBe('refused');
-    expect(error.message).toContain(why);
-    expect(error.message).not.toContain('s3cr3t');
-  });
+      const error = (await result.catch((err: unknown) => err)) as SourceError;
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.reason).toBe('refused');
+      expect(error.message).toContain(why);
+      expect(error.message).not.toContain('s3cr3t');
+    },
+  );
 
   it.each([
     ['a loopback literal', 'https://127.0.0.1/app.git', 'loopback address (127.0.0.1)'],
@@ -190,25 +193,28 @@ describe('fetchCommit', () => {
       'https://mixed.test/app.git',
       'link-local address (169.254.169.254)',
     ],
-  ])('refuses %s without SOURCE_ALLOW_LOCAL, checked when fetching', async (_what, repository, why) => {
-    const lookupHost = async (host: string) => {
-      if (host === 'git.internal.test') return [{ address: '10.1.2.3' }];
-      if (host === 'mixed.test')
-        return [{ address: '93.184.215.14' }, { address: '169.254.169.254' }];
-      return [{ address: '127.0.0.1' }];
-    };
-    const { result } = await fetchLogged({
-      repository,
-      commitHash: 'a'.repeat(40),
-      sources: NONE,
-      lookupHost,
-    });
+  ])(
+    'refuses %s without SOURCE_ALLOW_LOCAL, checked when fetching',
+    async (_what, repository, why) => {
+      const lookupHost = async (host: string) => {
+        if (host === 'git.internal.test') return [{ address: '10.1.2.3' }];
+        if (host === 'mixed.test')
+          return [{ address: '93.184.215.14' }, { address: '169.254.169.254' }];
+        return [{ address: '127.0.0.1' }];
+      };
+      const { result } = await fetchLogged({
+        repository,
+        commitHash: 'a'.repeat(40),
+        sources: NONE,
+        lookupHost,
+      });
 
-    await expect(result).rejects.toMatchObject({
-      reason: 'refused',
-      message: expect.stringContaining(why),
-    });
-  });
+      await expect(result).rejects.toMatchObject({
+        reason: 'refused',
+        message: expect.stringContaining(why),
+      });
+    },
+  );
 
   it('says it could not fetch a repository that does not exist', async () => {
     const missing = `file://${scratch}/nothing-here.git`;
