@@ -2,6 +2,7 @@ import {
   Scheduler,
   createSecretBox,
   deletionConfirmer,
+  localSourcePolicy,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -235,7 +236,8 @@ export async function openLocalSteps(
       if (!live) return null;
       return (await parts.snapshots.find(live.id))?.buildOf ?? live.id;
     },
-    allowLocalSources: config.SOURCE_ALLOW_LOCAL,
+    // Never a repository among the platform's own files, its builds and runtime state included.
+    sources: localSourcePolicy(config, [config.BUILDS_DIR, config.RUNTIME_DIR]),
     fetchTimeoutMs: config.SOURCE_FETCH_TIMEOUT,
     buildLimits: {
       timeoutMs: config.STEP_TIMEOUT,

@@ -114,7 +114,7 @@ describe('deployments config', () => {
 
   it('reads the source and builds settings, with their defaults', () => {
     expect(parse()).toMatchObject({
-      SOURCE_ALLOW_LOCAL: false,
+      SOURCE_ALLOW_LOCAL: { allow: 'none' },
       SOURCE_FETCH_TIMEOUT: 120_000,
       BUILDS_DIR: path.join(homedir(), '.cache/platform-dev/builds'),
     });
@@ -125,7 +125,7 @@ describe('deployments config', () => {
         BUILDS_DIR: '/data/builds',
       }),
     ).toMatchObject({
-      SOURCE_ALLOW_LOCAL: true,
+      SOURCE_ALLOW_LOCAL: { allow: 'anywhere' },
       SOURCE_FETCH_TIMEOUT: 30_000,
       BUILDS_DIR: '/data/builds',
     });
@@ -133,6 +133,8 @@ describe('deployments config', () => {
 
   it.each([
     ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: 'yes' }],
+    ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: 'repos' }],
+    ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: '/nonexistent/repos' }],
     ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '120' }],
     ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '10ms' }],
     ['BUILDS_DIR', { BUILDS_DIR: 'builds' }],

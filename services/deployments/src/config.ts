@@ -1,6 +1,13 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
+import {
+  booleanEnv,
+  consumerEnv,
+  durationEnv,
+  encryptionEnv,
+  localSourcesSetting,
+  serviceEnv,
+} from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
 import { cpuLimitEnv, memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
@@ -76,10 +83,14 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      */
     HEALTH_CHECK_TIMEOUT: durationEnv('60s', { min: '1s', max: '1h' }),
     /**
-     * true: a service's repository may be `http://` or `file://` and its host private or
-     * loopback (contracts.md; the local stack sets it). Otherwise only `https://` to public hosts.
+     * `true`: a service's repository may be `http://`, on a private or loopback host, or a
+     * `file://` URL anywhere but the platform's own files (contracts.md; the local stack sets
+     * it). An absolute directory: `file://` repositories under it only (real paths, checked at
+     * fetch). `false` (default): only `https://` to public hosts. See README "Source and builds".
      */
-    SOURCE_ALLOW_LOCAL: booleanEnv(false),
+    SOURCE_ALLOW_LOCAL: localSourcesSetting,
+    /** With HOME: where `platform-dev` is, whose files no repository may be (SOURCE_ALLOW_LOCAL). */
+    XDG_CACHE_HOME: z.string().min(1).optional(),
     /** The time limit of fetching a deployment's commit; past it the deployment is FAILED. */
     SOURCE_FETCH_TIMEOUT: durationEnv('2m', { min: '1s', max: '1h' }),
     /**

@@ -1,4 +1,10 @@
-import { variableSecretContext, type SecretBox } from '@platform/shared';
+import {
+  sourceProblem,
+  variableSecretContext,
+  variableValueProblem,
+  type LocalSourcePolicy,
+  type SecretBox,
+} from '@platform/shared';
 import type { BuildDirectory, BuildRef, BuildStore } from '../builds/build-store';
 import type { Deployment } from '../deployments/deployments.repository';
 import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
@@ -48,8 +54,8 @@ export interface LocalStepsOptions {
   secretBox: SecretBox;
   /** The build whose app serves the service now: never pruned (see LiveBuilds). */
   liveBuildOf(serviceId: string): Promise<string | null>;
-  /** SOURCE_ALLOW_LOCAL. */
-  allowLocalSources: boolean;
+  /** SOURCE_ALLOW_LOCAL, with the platform's own trees (localSourcePolicy). */
+  sources: LocalSourcePolicy;
   /** SOURCE_FETCH_TIMEOUT. */
   fetchTimeoutMs: number;
   /** The build command's limits (STEP_TIMEOUT and the BUILD_* limits). */
@@ -90,6 +96,7 @@ export class LocalSteps implements DeploymentSteps {
     const { builds } = this.options;
     const source = await this.sourceOf(d);
     if (!source) return failed('The deployment has no source snapshot.');
+    if (typeof source === 'string') return failed(source);
     if (source.buildOf) {
       const kept = await builds.find(refOf(d, source.buildOf));
       if (!kept) return failed(`The build of deployment ${source.buildOf} is no longer kept.`);
@@ -127,7 +134,7 @@ export class LocalSteps implements DeploymentSteps {
         branch: source.branch,
         commitHash: d.commitHash,
         into: workspace,
-        allowLocal: this.options.allowLocalSources,
+        sources: this.options.sources,
         timeoutMs: this.options.fetchTimeoutMs,
         onLog: (line) => context.line(line),
         signal,
@@ -172,6 +179,7 @@ export class LocalSteps implements DeploymentSteps {
     const { deployment: d, signal } = context;
     const source = await this.sourceOf(d);
     if (!source) return failed('The deployment has no source snapshot.');
+    if (typeof source === 'string') return failed(source);
     if (!source.startCommand) return failed('the service has no start command');
     const build = await this.options.builds.find(refOf(d, source.buildOf ?? d.id));
     if (!build) return failed('The build of this deployment is no longer kept.');
@@ -223,6 +231,10 @@ export class LocalSteps implements DeploymentSteps {
     const running = await runtime.list();
     if (running.some((r) => r.serviceId === d.serviceId && r.live)) return null;
     const source = await this.sourceOf(d);
+    if (typeof source === 'string') {
+      why(source);
+      return null;
+    }
     const build = source && (await this.options.builds.find(refOf(d, source.buildOf ?? d.id)));
     if (!source?.startCommand || !build) {
       why('its build is no longer kept');
@@ -298,8 +310,31 @@ export class LocalSteps implements DeploymentSteps {
     );
   }
 
-  private sourceOf(d: Deployment): Promise<SourceSnapshot | null> {
-    return this.options.snapshots.find(d.id);
+  /**
+   * The deployment's snapshot, checked again with the rules the projects service applies
+   * (libs/shared source-rules: the snapshot may predate them, or come from a projects service
+   * that did not apply them), secret values once opened included. A field that breaks them is
+   * the line the deployment fails with, naming it; nothing of it has reached a command line.
+   */
+  private async sourceOf(d: Deployment): Promise<SourceSnapshot | string | null> {
+    const source = await this.options.snapshots.find(d.id);
+    if (!source) return null;
+    const problem = sourceProblem(source) ?? this.secretProblem(d, source);
+    return problem ? `The service's source is refused: ${problem}` : source;
+  }
+
+  private secretProblem(d: Deployment, source: SourceSnapshot): string | null {
+    for (const [index, variable] of source.variables.entries()) {
+      if (!variable.secret) continue;
+      const problem = variableValueProblem(
+        this.options.secretBox.open(
+          variable.sealed,
+          variableSecretContext(d.serviceId, variable.name),
+        ),
+      );
+      if (problem) return `variable ${index + 1} ${variable.name} (value): ${problem}`;
+    }
+    return null;
   }
 
   private buildFailure(result: SandboxResult): string {

@@ -38,10 +38,25 @@ describe('the Kubernetes runner objects', () => {
     expect(dockerfile).toContain(
       `RUN --mount=type=secret,id=env,uid=1000 ["sh","-c","set -a; . /run/secrets/env; set +a; echo \\"a\\nb\\" && make"]\n`,
     );
-    expect(dockerfile).toContain('CMD ["sh","-c","node \\"$APP\\""]\n');
+    expect(dockerfile).toContain('CMD ["sh","-c","# startCommand\\nnode \\"$APP\\""]\n');
     expect(dockerfileOf(settings, spec({ buildCommand: null, rootDirectory: '' }))).not.toMatch(
       /^RUN|WORKDIR \/workspace\/\n/m,
     );
+  });
+
+  it('never lets a command be read as an option of sh, whatever it starts with', () => {
+    const dockerfile = dockerfileOf(
+      settings,
+      spec({ buildCommand: '-c "touch /x"', startCommand: '--rcfile /x' }),
+    );
+    const argv = [...dockerfile.matchAll(/(?:RUN --mount=\S+|CMD) (\[.*\])$/gm)].map(
+      (match) => JSON.parse(match[1]!) as string[],
+    );
+    expect(argv).toHaveLength(2);
+    for (const [shell, flag, script, ...rest] of argv) {
+      expect([shell, flag, rest]).toEqual(['sh', '-c', []]);
+      expect(script).not.toMatch(/^-/);
+    }
   });
 
   it('fetches the repository and commit through the environment, not the script', () => {

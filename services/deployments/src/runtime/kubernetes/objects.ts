@@ -153,7 +153,11 @@ export function dockerfileOf(settings: KubernetesRunnerSettings, spec: Deploymen
     );
   }
   lines.push(`ENV PORT=${APP_PORT}`);
-  if (spec.startCommand) lines.push(`CMD ${JSON.stringify(['sh', '-c', spec.startCommand])}`);
+  // Behind a comment line of the platform's: a command starting with `-` is never an option of sh.
+  if (spec.startCommand) {
+    const script = `# startCommand\n${spec.startCommand}`;
+    lines.push(`CMD ${JSON.stringify(['sh', '-c', script])}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 
