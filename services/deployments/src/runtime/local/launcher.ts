@@ -15,6 +15,8 @@ export interface LaunchSpec {
 export interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The limit the app went past, when one ended it (its log names it). */
+  limit?: string;
 }
 
 /** A started app process. */

@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Sandbox, SandboxLimits } from '../../sandbox/sandbox';
+import type { LimitName, Sandbox, SandboxLimits } from '../../sandbox/sandbox';
 import type { ExitStatus, Launcher } from './launcher';
 
 /**
@@ -19,6 +19,18 @@ async function freeHostPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+const MiB = 1024 ** 2;
+
+/** How an app's log names the limit it went past. */
+function limitName(limit: LimitName, limits: SandboxLimits): string {
+  if (limit === 'memory') {
+    return `its memory limit (${Math.round(limits.memoryBytes / MiB)} MiB, RUNTIME_APP_MEMORY_BYTES)`;
+  }
+  if (limit === 'processes')
+    return `its process limit (${limits.processes}, RUNTIME_APP_PROCESSES)`;
+  return 'its CPU time limit';
 }
 
 /**
@@ -44,9 +56,10 @@ export function sandboxLauncher(
         network: options.network,
         onOutput: spec.onOutput,
       });
-      const exited = handle.exited.then(({ exitCode, signal }): ExitStatus =>
-        signal ? { code: null, signal } : { code: exitCode, signal: null },
-      );
+      const exited = handle.exited.then(({ exitCode, signal, limit }): ExitStatus => ({
+        ...(signal ? { code: null, signal } : { code: exitCode, signal: null }),
+        ...(limit && { limit: limitName(limit, options.limits) }),
+      }));
       return {
         pid: handle.pid,
         host: handle.address,

@@ -276,9 +276,11 @@ export class Supervisor {
     release.host = launched.host;
     release.port = launched.port;
     release.write(`started, pid ${launched.pid}, PORT ${launched.port} at ${launched.host}`);
-    void launched.exited.then(({ code, signal }) => {
+    void launched.exited.then(({ code, signal, limit }) => {
       if (release.process !== launched) return;
-      release.write(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+      release.write(
+        `exited with ${signal ? `signal ${signal}` : `code ${code}`}${limit ? `: it went past ${limit}` : ''}`,
+      );
       release.process = null;
       this.onExit(release);
     });
