@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { connectMongo } from '@platform/shared';
+import { connectMongo, unmountUnder } from '@platform/shared';
 import { testInfraUrls, testLogger, waitForOutput } from '@platform/shared/testing';
 import sharedGlobalSetup from '../../../libs/shared/src/testing/global-setup';
 
@@ -34,7 +34,10 @@ async function resetStack(): Promise<void> {
     await connection.close();
   }
   const cache = process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache');
-  rmSync(path.join(cache, 'platform-dev/run/e2e-builds'), { recursive: true, force: true });
+  const builds = path.join(cache, 'platform-dev/run/e2e-builds');
+  // Each build's disk is mounted there: deleting through a mount would empty it and fail.
+  await unmountUnder(builds);
+  rmSync(builds, { recursive: true, force: true });
 }
 
 export default async function globalSetup(): Promise<void> {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { unmountUnder } from '@platform/shared';
 import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
 
 /** Ports of the stack the suite starts, away from a developer's own `npm start`. */
@@ -203,6 +204,7 @@ export function ownRuntime(routerPort: number) {
           { timeoutMs: 20_000, what: `supervisor ${pid} to exit` },
         );
       }
+      await unmountUnder(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };

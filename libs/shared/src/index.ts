@@ -27,3 +27,4 @@ export * from './http/metrics';
 export * from './http/service-app';
 export * from './source/source-rules';
 export * from './source/local-sources';
+export * from './fs/mounts';

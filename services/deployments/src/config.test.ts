@@ -41,7 +41,7 @@ describe('deployments config', () => {
       BUILD_CPU_SECONDS: 600,
       BUILD_MEMORY_BYTES: 2 * 1024 ** 3,
       BUILD_CPUS: 1,
-      BUILD_TMP_BYTES: 512 * 1024 ** 2,
+      BUILD_DISK_BYTES: 4 * 1024 ** 3,
       BUILD_PROCESSES: 512,
       RUNTIME_LOG_POLL_INTERVAL: 250,
       ENCRYPTION_PREVIOUS_KEYS: [],

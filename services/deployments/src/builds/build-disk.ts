@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, readFile, rm, statfs, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, statfs, truncate, writeFile } from 'node:fs/promises';
+import { mountsUnder } from '@platform/shared';
 import path from 'node:path';
 
 /** Inside a build's directory: the disk's image and where it is mounted. */
@@ -21,25 +22,6 @@ function run(file: string, args: string[]): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')}: ${errors.trim()}`)),
     );
   });
-}
-
-/** Mount points at or under `dir`, deepest first (from /proc/self/mountinfo, octal escapes read). */
-export async function mountsUnder(dir: string): Promise<string[]> {
-  const table = await readFile('/proc/self/mountinfo', 'utf8');
-  const points = table
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((point): point is string => !!point)
-    .map((point) =>
-      point.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))),
-    )
-    .filter((point) => point === dir || point.startsWith(`${dir}/`));
-  return [...new Set(points)].sort((a, b) => b.length - a.length);
-}
-
-/** Unmounts every mount at or under `dir` (before it is deleted: rm would empty a mounted disk). */
-export async function unmountUnder(dir: string): Promise<void> {
-  for (const point of await mountsUnder(dir)) await run('umount', ['--', point]);
 }
 
 /** Where a build writes: its workspace, and the directory bound at its /tmp. */

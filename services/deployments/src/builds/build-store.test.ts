@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { mountsUnder } from './build-disk';
+import { mountsUnder } from '@platform/shared';
 import { BuildDisks } from './build-disk';
 import { BuildStore, KEPT_BUILDS_PER_SERVICE, type BuildRef } from './build-store';
 

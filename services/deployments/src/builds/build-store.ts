@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { BuildDisks, unmountUnder } from './build-disk';
+import { unmountUnder } from '@platform/shared';
+import { BuildDisks } from './build-disk';
 
 /** Which deployment's build. Ids are path segments: letters, digits, `_` and `-` only. */
 export interface BuildRef {

@@ -4,6 +4,7 @@ import {
   connectMongo,
   parseConfig,
   type DeploymentStatusChangedEvent,
+  unmountUnder,
 } from '@platform/shared';
 import {
   requestJson,
@@ -145,6 +146,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     await projects.close();
     await appRepository.close();
     await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+    await unmountUnder(scratch);
     await rm(scratch, { recursive: true, force: true });
     throw err;
   }
@@ -322,6 +324,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       await appRepository.close();
       // The supervisor outlives the service by design; a test's goes with its apps.
       await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+      await unmountUnder(scratch);
       await rm(scratch, { recursive: true, force: true });
       const connection = await connectMongo({
         url: config.MONGO_URL,
