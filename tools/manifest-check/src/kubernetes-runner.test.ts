@@ -124,7 +124,7 @@ describe('the Kubernetes runner (generated objects, not run against a cluster)',
       expect(result.image).toMatchObject({
         User: '1000:1000',
         WorkingDir: '/workspace/web',
-        Cmd: ['sh', '-c', 'node server.js'],
+        Cmd: ['sh', '-c', '--', 'node server.js'],
         Env: expect.arrayContaining(['PORT=8080']),
       });
     } finally {

@@ -38,7 +38,7 @@ describe('the Kubernetes runner objects', () => {
     expect(dockerfile).toContain(
       `RUN --mount=type=secret,id=env,uid=1000 ["sh","-c","set -a; . /run/secrets/env; set +a; echo \\"a\\nb\\" && make"]\n`,
     );
-    expect(dockerfile).toContain('CMD ["sh","-c","# startCommand\\nnode \\"$APP\\""]\n');
+    expect(dockerfile).toContain('CMD ["sh","-c","--","node \\"$APP\\""]\n');
     expect(dockerfileOf(settings, spec({ buildCommand: null, rootDirectory: '' }))).not.toMatch(
       /^RUN|WORKDIR \/workspace\/\n/m,
     );
@@ -53,10 +53,11 @@ describe('the Kubernetes runner objects', () => {
       (match) => JSON.parse(match[1]!) as string[],
     );
     expect(argv).toHaveLength(2);
-    for (const [shell, flag, script, ...rest] of argv) {
-      expect([shell, flag, rest]).toEqual(['sh', '-c', []]);
-      expect(script).not.toMatch(/^-/);
-    }
+    const [build, start] = argv;
+    expect(build!.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(build).toHaveLength(3);
+    expect(build![2]).not.toMatch(/^-/);
+    expect(start).toEqual(['sh', '-c', '--', '--rcfile /x']);
   });
 
   it('fetches the repository and commit through the environment, not the script', () => {

@@ -153,11 +153,8 @@ export function dockerfileOf(settings: KubernetesRunnerSettings, spec: Deploymen
     );
   }
   lines.push(`ENV PORT=${APP_PORT}`);
-  // Behind a comment line of the platform's: a command starting with `-` is never an option of sh.
-  if (spec.startCommand) {
-    const script = `# startCommand\n${spec.startCommand}`;
-    lines.push(`CMD ${JSON.stringify(['sh', '-c', script])}`);
-  }
+  // After `--`: a command starting with `-` is never an option of sh.
+  if (spec.startCommand) lines.push(`CMD ${JSON.stringify(['sh', '-c', '--', spec.startCommand])}`);
   return `${lines.join('\n')}\n`;
 }
 
