@@ -206,10 +206,10 @@ describe('a pipeline worker that comes back after another took its deployment ov
         lostAttempts: 1,
       };
       expect(
-        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES).writeLogs(
-          leaseB,
-          'B rebuilt it\n',
-        ),
+        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES, {
+          maxBuilds: h.config.ACCOUNT_MAX_BUILDS,
+          maxApps: h.config.ACCOUNT_MAX_APPS,
+        }).writeLogs(leaseB, 'B rebuilt it\n'),
       ).toBe(true);
 
       // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits
