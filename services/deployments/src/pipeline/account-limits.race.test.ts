@@ -12,6 +12,7 @@ const h = useHarness();
 const CONNECTIONS = 4;
 const RACERS = 8;
 const ROUNDS = 10;
+const FLIP_ROUNDS = 30;
 const WAITING = 6;
 const LEASE_MS = 60_000;
 let connections: Connection[] = [];
@@ -79,6 +80,55 @@ describe('racing replicas and the per-account limits', () => {
         round,
         claimed: 2,
         held: 2,
+      });
+      await endRound(accountId);
+    }
+  });
+
+  it('never both keep the last build place when racers see different deployments first (a service’s older one finishing mid-race)', async () => {
+    for (let round = 0; round < FLIP_ROUNDS; round++) {
+      const accountId = buildService().accountId;
+      // The account's oldest waiting deployment waits for its service's older one, DEPLOYING
+      // on a worker; that one finishes at some moment of the race, so racers that look before
+      // it go past to the next deployment while those that look after take the first.
+      const service = h.projects.addService(buildService({ accountId }));
+      const older = await h.api.trigger(service, { commitHash: newCommitHash() });
+      await h.models.deployments.updateOne(
+        { _id: older.body.id },
+        {
+          $set: {
+            status: 'DEPLOYING',
+            leaseOwner: 'busy',
+            leaseUntil: new Date(Date.now() + LEASE_MS),
+          },
+        },
+      );
+      await h.api.trigger(service, { commitHash: newCommitHash() });
+      await waitingDeployments(WAITING - 1, accountId);
+      const finish = async () => {
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await h.models.deployments.updateOne(
+          { _id: older.body.id },
+          {
+            $set: {
+              status: 'DEPLOYED',
+              deployedAt: new Date(),
+              leaseOwner: null,
+              leaseUntil: new Date(0),
+            },
+          },
+        );
+      };
+
+      const [{ raced, after }] = await Promise.all([
+        race({ maxBuilds: 1, maxApps: 100 }),
+        finish(),
+      ]);
+
+      expect({ round, claimed: raced + after, held: await heldBuilds(accountId) }).toEqual({
+        round,
+        claimed: 1,
+        held: 1,
       });
       await endRound(accountId);
     }
