@@ -185,9 +185,13 @@ describe('a pipeline worker that comes back after another took its deployment ov
     workerA.start();
     try {
       const { id } = await h.newDeployment();
-      await waitFor(async () => (await h.lease(id)).leaseOwner === workerA.workerId, {
-        what: 'A to claim it',
-      });
+      // Claimed: held by A, its log made.
+      await waitFor(
+        async () =>
+          (await h.lease(id)).leaseOwner === workerA.workerId &&
+          (await h.models.logs.exists({ _id: id })) !== null,
+        { what: 'A to claim it' },
+      );
       const takenOver = await h.models.deployments
         .findOneAndUpdate(
           { _id: id },

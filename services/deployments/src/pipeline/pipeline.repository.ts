@@ -184,17 +184,18 @@ export class PipelineRepository {
       .lean<DeploymentDoc>();
     if (!before) return null;
     const attempt = before.attempts + 1;
-    if (before.status === 'BUILDING' && !(await this.gate.keepsItsPlace(before))) {
-      await this.undoClaim(before, owner, attempt);
-      return null;
-    }
     const deployment = toDeployment({
       ...before,
       leaseOwner: owner,
       leaseUntil,
       attempts: attempt,
     });
+    // First, so that a claim seen held has its log (an undone claim leaves one: it is made once).
     await this.openLogs(deployment.id, deployment);
+    if (before.status === 'BUILDING' && !(await this.gate.keepsItsPlace(before))) {
+      await this.undoClaim(before, owner, attempt);
+      return null;
+    }
     return {
       deployment,
       lease: {
