@@ -18,6 +18,7 @@ import {
 import { createApp } from './app';
 import type { Config } from './config';
 import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
+import { AccountLimits, type AccountLimitSettings } from './deployments/account-limits';
 import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
 import { StatusWatch } from './deployments/status-watch';
@@ -121,6 +122,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     snapshots,
     builds,
     runtime: local?.runtime,
+    limits: new AccountLimits(models, accountLimitsOf(config)),
   });
 
   await startServiceConsumer(config, runtime, {
@@ -255,6 +257,12 @@ export async function openLocalSteps(
   return { steps, runtime, sandbox, secretBox, connectOptions };
 }
 
+/** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS, for the pipeline and for the API that says why one waits. */
+const accountLimitsOf = (config: Config): AccountLimitSettings => ({
+  maxBuilds: config.ACCOUNT_MAX_BUILDS,
+  maxApps: config.ACCOUNT_MAX_APPS,
+});
+
 /**
  * A pipeline worker as the config describes it: the one compose starts, and in tests the
  * workers of other replicas (more than one worker on one database, one cut off mid-step).
@@ -270,6 +278,7 @@ export function createPipelineWorker(
     leaseMs: config.PIPELINE_LEASE,
     heartbeatMs: config.PIPELINE_HEARTBEAT,
     pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
+    accountLimits: accountLimitsOf(config),
   });
 }
 

@@ -59,6 +59,18 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
       .default(256 * 1024),
     /** Deployments this process runs at the same time. */
     PIPELINE_CONCURRENCY: positiveInt(2),
+    /**
+     * The most builds (deployments BUILDING and held by a worker) one account has running at
+     * once, across all replicas; its further deployments wait in turn (README.md "Fair share").
+     */
+    ACCOUNT_MAX_BUILDS: positiveInt(2),
+    /**
+     * The most apps one account has live: services with a DEPLOYED or DEPLOYING deployment, or
+     * a build running (which reserves its service's place). A deployment of a service already
+     * counted replaces its app and never waits for this; one of another service waits, before
+     * its build, until a place frees (README.md "Fair share").
+     */
+    ACCOUNT_MAX_APPS: positiveInt(10),
     /** false: this replica serves the API only and runs no pipeline. */
     PIPELINE_ENABLED: booleanEnv(true),
     /** How long a worker's claim on a deployment lasts without a heartbeat. */
