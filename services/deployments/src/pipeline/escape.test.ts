@@ -31,6 +31,11 @@ const bind = (address) => new Promise((resolve) => {
 (async () => {
   for (const line of await Promise.all(targets.map(probe))) console.log(line);
   if (process.env.PROBE_BIND) console.log(await bind(process.env.PROBE_BIND));
+  for (const file of JSON.parse(process.env.PROBE_FILES || '[]')) {
+    let result;
+    try { result = 'READ ' + require('fs').readdirSync(file).length; } catch (e) { result = e.code; }
+    console.log('file ' + file + ' ' + result);
+  }
   const found = await dns.promises.lookup('registry.npmjs.org').then((a) => a.address, (e) => e.code);
   console.log('dns registry.npmjs.org ' + found);
   console.log('probes done');
@@ -108,6 +113,29 @@ describe('escaping the sandbox', () => {
       expect(deployed.logs).toMatch(/^dns registry\.npmjs\.org \d+\.\d+\.\d+\.\d+$/m);
     },
     SLOW + 10_000,
+  );
+
+  it(
+    'a build reads no other build, and nothing of the host outside what it is given',
+    async () => {
+      const first = await h.newDeployment();
+      await h.waitForStatus(first.service, first.id, 'DEPLOYED', SLOW);
+      const others = [h.config.BUILDS_DIR, h.config.RUNTIME_DIR, '/root', '/work', '/home', '/var'];
+      const commit = await withProbe();
+      const { service, id } = await h.newDeployment(
+        { commitHash: commit.hash },
+        {
+          buildCommand: 'node probe.js && node build.js',
+          variables: [{ name: 'PROBE_FILES', value: JSON.stringify(others) }],
+        },
+      );
+
+      const { logs } = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+
+      const results = [...logs.matchAll(/^file (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
+      expect(results).toEqual(others.map((file) => [file, 'ENOENT']));
+    },
+    2 * SLOW,
   );
 
   it(
