@@ -6,6 +6,19 @@
 # provider (unless GOOGLE_CERTS_URL is given) and the five services, waits until every /readyz
 # answers and prints the gateway URL. Ctrl-C or SIGTERM stops everything it started.
 #
+# It watches only the platform's own processes: dev-idp and the five services, each listening on
+# 127.0.0.1 (HOST). One that exits is started again, after 1 s, then 2 s, 4 s ... (at most 30 s),
+# its log kept as <name>.log.1; one that exits RESTART_LIMIT times (5) within RESTART_WINDOW_S (60)
+# stops the platform, as Ctrl-C does. Deployed apps are not watched here: they run under the
+# runtime's supervisor, which restarts them and which the deployments service starts (again, if it
+# died) detached; so an app that dies, or a crash of the deployments service itself, never stops
+# the platform, and the apps keep serving while deployments restarts. <name>.pid in LOG_DIR holds
+# each process's pid.
+#
+# INTERNAL_SECRET, SESSION_SECRET and ENCRYPTION_KEY, unless given, are this machine's own: made
+# at random on the first start and kept in ~/.cache/platform-dev/secrets (mode 600,
+# scripts/infra/README.md), the same on every later start.
+#
 # Passed through to the services when set: GATEWAY_PORT, GOOGLE_CLIENT_ID, GOOGLE_CERTS_URL,
 # WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_SCHEDULE, SOURCE_ALLOW_LOCAL, HEALTH_CHECK_TIMEOUT,
 # RUNTIME_ROUTER_PORT, LOG_LEVEL.
@@ -23,6 +36,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
+# shellcheck source=infra/lib.sh
+. scripts/infra/lib.sh # dev_secret
 
 say() { printf '[start] %s\n' "$*" >&2; }
 started_at=$(date +%s)
@@ -63,6 +78,7 @@ cleanup() {
     kill -KILL "$pid" 2>/dev/null || true
   done
   stop_supervisor
+  rm -f "$LOG_DIR"/*.pid
   for c in "${infra_started[@]}"; do bash scripts/infra/infra.sh stop "$c" || true; done
   say "stopped"
 }
@@ -107,15 +123,20 @@ kafka_login() {
 # missing. Where it cannot work, the deployments service refuses to run code (see its README).
 say "checking the sandbox (bubblewrap)"
 bash scripts/infra/bubblewrap.sh || say "no working sandbox: deployments will refuse to build or run code"
+# Sandboxes reach public addresses only; the package registries' addresses count as public here.
+export SANDBOX_EGRESS_ALLOW="${SANDBOX_EGRESS_ALLOW-$(bash scripts/infra/registry-egress.sh)}"
 
 export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
-export INTERNAL_SECRET="${INTERNAL_SECRET:-local-development-internal-secret-0123456789}"
-export SESSION_SECRET="${SESSION_SECRET:-local-development-session-secret-0123456789}"
+# This machine's own secrets (lib.sh dev_secret), never values written in the repository.
+# encryption_key: <keyId>:<base64 of 32 random bytes>, the key id naming this machine's key.
+encryption_key() { printf 'local-%s:%s' "$(random_hex 4)" "$(head -c 32 /dev/urandom | base64 -w0)"; }
+INTERNAL_SECRET="${INTERNAL_SECRET:-$(dev_secret internal-secret)}"
+SESSION_SECRET="${SESSION_SECRET:-$(dev_secret session-secret)}"
 # Seals secret variables (projects) and opens them for builds and apps (deployments), and seals
-# webhook signing secrets (webhooks): <keyId>:<base64 of 32 bytes>; this default is a fake
-# ("devdev…").
-export ENCRYPTION_KEY="${ENCRYPTION_KEY:-local-dev:ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGV2ZGU=}"
+# webhook signing secrets (webhooks).
+ENCRYPTION_KEY="${ENCRYPTION_KEY:-$(dev_secret encryption-key encryption_key)}"
+export INTERNAL_SECRET SESSION_SECRET ENCRYPTION_KEY
 export GOOGLE_CLIENT_ID="${GOOGLE_CLIENT_ID:-local-development.apps.googleusercontent.com}"
 export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 export PUBLIC_URL="${PUBLIC_URL:-http://localhost:$GATEWAY_PORT}"
@@ -128,13 +149,49 @@ export SOURCE_ALLOW_LOCAL="${SOURCE_ALLOW_LOCAL:-true}"
 export APPS_URL_TEMPLATE="http://{serviceId}.localhost:$GATEWAY_PORT"
 export RUNTIME_ROUTER_URL="http://127.0.0.1:$RUNTIME_ROUTER_PORT"
 
-# run NAME PORT SCRIPT [VAR=value...]: starts one process in the background, logging to a file.
+# run NAME PORT SCRIPT [VAR=value...]: starts one process in the background, logging to a file;
+# its pid in pids, in $LOG_DIR/NAME.pid and, for restarts, its name and command line in name_of
+# and spec_of.
+declare -A name_of=() spec_of=()
 run() {
   local name=$1 port=$2 script=$3
+  spec_of[$name]=$(printf '%q ' "$@")
   shift 3
   env PORT="$port" "$@" node "$root/$script" >"$LOG_DIR/$name.log" 2>&1 &
   pids+=($!)
+  name_of[$!]=$name
+  echo "$!" >"$LOG_DIR/$name.pid"
   say "$name: pid $! on 127.0.0.1:$port (log: $LOG_DIR/$name.log)"
+}
+
+# restart PID: starts again the process that had PID (see the header), or exits 1 when it has
+# exited too often. Its log is kept as <name>.log.1.
+: "${RESTART_LIMIT:=5}" "${RESTART_WINDOW_S:=60}"
+declare -A exits_of=()
+restart() {
+  local pid=$1 name=${name_of[$1]} now recent=() t delay
+  now=$(date +%s)
+  for t in ${exits_of[$name]:-} "$now"; do
+    [ "$t" -gt $((now - RESTART_WINDOW_S)) ] && recent+=("$t")
+  done
+  exits_of[$name]="${recent[*]}"
+  local p kept=()
+  for p in "${pids[@]}"; do [ "$p" = "$pid" ] || kept+=("$p"); done
+  pids=("${kept[@]}")
+  unset "name_of[$pid]"
+  say "$name (pid $pid) exited; last log lines:"
+  tail -n 20 "$LOG_DIR/$name.log" >&2
+  if [ "${#recent[@]}" -ge "$RESTART_LIMIT" ]; then
+    say "$name exited ${#recent[@]} times within ${RESTART_WINDOW_S} s: stopping the platform"
+    exit 1
+  fi
+  delay=$((1 << (${#recent[@]} - 1)))
+  [ "$delay" -le 30 ] || delay=30
+  # In the background: a SIGTERM meanwhile stops the platform at once, not after the delay.
+  sleep "$delay" &
+  wait $!
+  mv -f "$LOG_DIR/$name.log" "$LOG_DIR/$name.log.1"
+  eval "run ${spec_of[$name]}"
 }
 
 if [ -z "${GOOGLE_CERTS_URL:-}" ]; then
@@ -179,6 +236,8 @@ done
 
 say "ready in $(($(date +%s) - started_at)) s"
 echo "Platform ready at http://localhost:$GATEWAY_PORT (sign in: http://localhost:$GATEWAY_PORT/dev/)"
-wait -n "${pids[@]}" || true
-say "a process exited; stopping the rest"
-exit 1
+while true; do
+  exited=
+  wait -n -p exited "${pids[@]}" || true
+  [ -n "$exited" ] && restart "$exited"
+done

@@ -43,6 +43,8 @@ fi
 # Builds and apps run in a bubblewrap sandbox (services/deployments/src/sandbox): Debian's bwrap.
 step "checking the sandbox (bubblewrap; installed by scripts/infra/bubblewrap.sh if missing)"
 bash scripts/infra/bubblewrap.sh || step "no working sandbox: the sandbox tests will fail and say why"
+# Sandboxes reach public addresses only; the package registries' addresses count as public here.
+export SANDBOX_EGRESS_ALLOW="${SANDBOX_EGRESS_ALLOW-$(bash scripts/infra/registry-egress.sh)}"
 
 # The sign-in page is tested in a real headless browser: Debian's chromium.
 if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then

@@ -33,6 +33,7 @@ import {
 } from '@platform/shared';
 import { identityHeaders } from '@platform/shared/testing';
 import { createApp } from '@platform/deployments/dist/app';
+import { AccountLimits } from '@platform/deployments/dist/deployments/account-limits';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
 import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch';
@@ -179,6 +180,7 @@ main('round-trips', 300, async () => {
       sources: projectsSourceClient({ PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET }),
       snapshots: new SourceSnapshots(models.sources),
       builds: new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds')),
+      limits: new AccountLimits(models, { maxBuilds: 2, maxApps: 10 }),
       followers: new LogFollowers({
         logs: new LogStore(models),
         statusOf: async () => null,

@@ -88,6 +88,22 @@ describe('The product’s list and work queries are served by their indexes', ()
           .sort({ createdAt: 1 })
           .limit(1),
     },
+    // services/deployments: AccountLimits.usage (ACCOUNT_MAX_BUILDS, ACCOUNT_MAX_APPS), read by
+    // every claim of a build and by the API to say why a deployment waits
+    {
+      name: "an account's builds held by a worker",
+      index: 'accountId_1_status_1_serviceId_1_leaseUntil_1',
+      query: () =>
+        models.deployments.find(
+          { accountId, status: 'BUILDING', leaseUntil: { $gt: new Date() } },
+          { serviceId: 1 },
+        ),
+    },
+    {
+      name: "an account's services with a deployment DEPLOYED (its distinct serviceIds)",
+      index: 'accountId_1_status_1_serviceId_1_leaseUntil_1',
+      query: () => models.deployments.find({ accountId, status: 'DEPLOYED' }, { serviceId: 1 }),
+    },
     // libs/shared: OutboxRelay's sweep
     {
       name: 'the outbox relay’s sweep of pending deployments',

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the sandbox the deployments service runs tenants' builds and apps in: Debian's
-# bubblewrap (`bwrap`), apt-get installed as root or through sudo, quietly, only when missing.
+# bubblewrap (`bwrap`) and nftables (`nft`, the sandboxes' egress rules), apt-get installed as
+# root or through sudo, quietly, only when missing.
 # scripts/test.sh and scripts/start.sh call it; see scripts/infra/README.md.
 #
 #   scripts/infra/bubblewrap.sh          install if missing, then check that it can make a sandbox
@@ -22,13 +23,13 @@ bwrap_works() {
 }
 
 bwrap_install() {
-  command -v bwrap >/dev/null && return 0
-  log "sandbox: installing Debian's bubblewrap (apt-get)"
+  command -v bwrap >/dev/null && command -v nft >/dev/null && return 0
+  log "sandbox: installing Debian's bubblewrap and nftables (apt-get)"
   local aptlog="$INFRA_CACHE_DIR/apt-bubblewrap.log"
   mkdir -p "$INFRA_CACHE_DIR"
-  if ! { DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q bubblewrap ||
+  if ! { DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q bubblewrap nftables ||
     { run_as_root apt-get update -q &&
-      DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q bubblewrap; }; } >"$aptlog" 2>&1; then
+      DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q bubblewrap nftables; }; } >"$aptlog" 2>&1; then
     tail -n 30 "$aptlog" >&2
     die "sandbox: apt-get install bubblewrap failed (full output: $aptlog)"
   fi

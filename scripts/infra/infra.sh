@@ -128,6 +128,7 @@ cmd_status() {
   local c pid rc=0 url
   for c in "$@"; do
     url="$("${c}_url")"; url="${url%%$'\n'*}"; url="${url#*=}"   # the first line's value
+    url="$(sed -E 's#//[^/@]*@#//#' <<<"$url")"   # without a password (Redis's)
     if pid="$(pid_of "$c")"; then
       if "${c}_ready"; then
         printf '%-6s running   pid %-8s %s\n' "$(label "$c")" "$pid" "$url"

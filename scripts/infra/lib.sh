@@ -155,3 +155,29 @@ with_lock() {
     "$@"
   )
 }
+
+# random_hex BYTES: BYTES random bytes as lower-case hexadecimal (no tool beyond coreutils).
+random_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
+
+# dev_secret NAME [GENERATOR...]: this machine's development secret NAME, printed on stdout.
+# Made once (by GENERATOR, default `random_hex 32`) and kept in $INFRA_CACHE_DIR/secrets/NAME,
+# the directory mode 700 and the file 600, so that nothing secret is written in the repository
+# and a restart keeps sessions, sealed values and logins working. Two starts at once agree: the
+# first file linked into place wins.
+dev_secret() {
+  local name="$1" dir="$INFRA_CACHE_DIR/secrets" tmp
+  shift
+  [ $# -gt 0 ] || set -- random_hex 32
+  if [ ! -s "$dir/$name" ]; then
+    mkdir -p "$dir"
+    chmod 700 "$dir"
+    tmp="$(mktemp "$dir/.$name.XXXXXX")" # mode 600
+    "$@" >"$tmp"
+    [ -s "$tmp" ] || { rm -f "$tmp"; die "could not generate the development secret $name"; }
+    ln "$tmp" "$dir/$name" 2>/dev/null || true
+    rm -f "$tmp"
+  fi
+  chmod 700 "$dir"
+  chmod 600 "$dir/$name"
+  cat "$dir/$name"
+}

@@ -6,12 +6,7 @@ import {
   waitFor,
 } from '@platform/shared/testing';
 import { clientWithService } from '../support/fixtures';
-import {
-  E2E_INTERNAL_SECRET,
-  ownRuntime,
-  requireLocalStack,
-  startKillableService,
-} from '../support/stack';
+import { ownRuntime, requireLocalStack, stackSecret, startKillableService } from '../support/stack';
 
 const PORT = 14103;
 const ROUTER_PORT = 14123;
@@ -42,7 +37,11 @@ describe('the deployments pipeline killed mid-build', () => {
         buildCommand: `node -e "${ask}" && ${FIXTURE_APP.buildCommand}`,
       });
       // requestJson signs each request: an identity is for one request and lives 60 s.
-      const identity = { accountId, audience: 'deployments', secret: E2E_INTERNAL_SECRET } as const;
+      const identity = {
+        accountId,
+        audience: 'deployments',
+        secret: stackSecret('E2E_INTERNAL_SECRET'),
+      } as const;
       const base = `${deployments.url}/api/projects/${projectId}/services/${serviceId}/deployments`;
       const trigger = await requestJson(base, {
         method: 'POST',

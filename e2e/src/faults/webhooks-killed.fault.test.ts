@@ -2,7 +2,7 @@ import { requestJson, waitFor } from '@platform/shared/testing';
 import { waitForDeployment } from '../support/client';
 import { clientWithApp } from '../support/fixtures';
 import { startReceiver } from '../support/receiver';
-import { E2E_INTERNAL_SECRET, requireLocalStack, startKillableService } from '../support/stack';
+import { requireLocalStack, stackSecret, startKillableService } from '../support/stack';
 
 const PORT = 14104;
 
@@ -27,7 +27,7 @@ describe('the webhooks service killed with deliveries pending', () => {
       // Subscribe on this instance directly, as the gateway would: with a signed identity.
       const created = await requestJson(`${webhooks.url}/api/projects/${projectId}/webhooks`, {
         method: 'POST',
-        identity: { accountId, audience: 'webhooks', secret: E2E_INTERNAL_SECRET },
+        identity: { accountId, audience: 'webhooks', secret: stackSecret('E2E_INTERNAL_SECRET') },
         body: { url: receiver.url },
       });
       expect(created.status).toBe(201);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { connectMongo } from '@platform/shared';
+import { connectMongo, unmountUnder } from '@platform/shared';
 import { testInfraUrls, testLogger, waitForOutput } from '@platform/shared/testing';
 import sharedGlobalSetup from '../../../libs/shared/src/testing/global-setup';
 
@@ -13,7 +13,7 @@ declare global {
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const START_TIMEOUT_MS = 240_000;
 
-import { E2E_ENCRYPTION_KEY, E2E_INTERNAL_SECRET, E2E_PORTS } from './stack';
+import { E2E_PORTS, newStackSecrets } from './stack';
 
 /**
  * The stack's databases and builds from an earlier run are dropped first: each run starts from
@@ -34,21 +34,27 @@ async function resetStack(): Promise<void> {
     await connection.close();
   }
   const cache = process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache');
-  rmSync(path.join(cache, 'platform-dev/run/e2e-builds'), { recursive: true, force: true });
+  const builds = path.join(cache, 'platform-dev/run/e2e-builds');
+  // Each build's disk is mounted there: deleting through a mount would empty it and fail.
+  await unmountUnder(builds);
+  rmSync(builds, { recursive: true, force: true });
 }
 
 export default async function globalSetup(): Promise<void> {
   if (process.env.E2E_BASE_URL) return;
   await sharedGlobalSetup();
   await resetStack();
+  const secrets = newStackSecrets();
+  Object.assign(process.env, secrets);
   const stack = spawn('bash', [path.join(REPO_ROOT, 'scripts/start.sh')], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
       ...E2E_PORTS,
       STACK_NAME: 'e2e',
-      INTERNAL_SECRET: E2E_INTERNAL_SECRET,
-      ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
+      INTERNAL_SECRET: secrets.E2E_INTERNAL_SECRET,
+      SESSION_SECRET: secrets.E2E_SESSION_SECRET,
+      ENCRYPTION_KEY: secrets.E2E_ENCRYPTION_KEY,
       NODE_ENV: 'development',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
       HEALTH_CHECK_TIMEOUT: '10s',

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { unmountUnder } from '@platform/shared';
 import { testInfraUrls, uniqueName, waitFor } from '@platform/shared/testing';
 
 /** Ports of the stack the suite starts, away from a developer's own `npm start`. */
@@ -16,12 +18,29 @@ export const E2E_PORTS = {
   RUNTIME_ROUTER_PORT: '14020',
 };
 
-export const E2E_INTERNAL_SECRET = 'e2e-internal-secret-0123456789-abcdefghij';
 /**
- * The key projects seals secret variables and webhooks signing secrets with in e2e runs (a fake:
- * base64 of "e2ee2e…").
+ * The secrets of the stack the suite starts: test-only values made at random for each run by the
+ * global setup, which gives them to scripts/start.sh and, through the environment, to the test
+ * files (nothing secret is written in the repository).
  */
-export const E2E_ENCRYPTION_KEY = 'e2e:ZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTJlZTI=';
+export function newStackSecrets(): Record<
+  'E2E_INTERNAL_SECRET' | 'E2E_SESSION_SECRET' | 'E2E_ENCRYPTION_KEY',
+  string
+> {
+  return {
+    E2E_INTERNAL_SECRET: randomBytes(32).toString('hex'),
+    E2E_SESSION_SECRET: randomBytes(32).toString('hex'),
+    // <keyId>:<base64 of 32 bytes>: projects seals secret variables and webhooks signing secrets.
+    E2E_ENCRYPTION_KEY: `e2e-${randomBytes(4).toString('hex')}:${randomBytes(32).toString('base64')}`,
+  };
+}
+
+/** One of the run's stack secrets (newStackSecrets), as the global setup made it. */
+export function stackSecret(name: 'E2E_INTERNAL_SECRET' | 'E2E_ENCRYPTION_KEY'): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: the e2e global setup makes it with the stack`);
+  return value;
+}
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const INFRA = path.join(REPO_ROOT, 'scripts/infra/infra.sh');
 
@@ -77,8 +96,8 @@ export async function startServiceProcess(
         PORT: String(port),
         MONGO_URL: infra.mongoUrl,
         KAFKA_BROKERS: infra.kafkaBrokers.join(','),
-        INTERNAL_SECRET: E2E_INTERNAL_SECRET,
-        ENCRYPTION_KEY: E2E_ENCRYPTION_KEY,
+        INTERNAL_SECRET: stackSecret('E2E_INTERNAL_SECRET'),
+        ENCRYPTION_KEY: stackSecret('E2E_ENCRYPTION_KEY'),
         PROJECTS_URL: `http://127.0.0.1:${E2E_PORTS.PROJECTS_PORT}`,
         DEPLOYMENTS_URL: `http://127.0.0.1:${E2E_PORTS.DEPLOYMENTS_PORT}`,
         // A new group that starts at the end: replaying every event the topics still hold
@@ -185,6 +204,7 @@ export function ownRuntime(routerPort: number) {
           { timeoutMs: 20_000, what: `supervisor ${pid} to exit` },
         );
       }
+      await unmountUnder(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };

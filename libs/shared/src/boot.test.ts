@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, requestJson, waitFor } from './testing';
 
@@ -23,6 +24,7 @@ runService({
   name: 'boot-test',
   configSchema: z.object({
     PORT: z.coerce.number().int(),
+    HOST: z.string().optional(),
     LOG_LEVEL: z.string().default('info'),
     FAIL_AT_START: z.string().optional(),
   }),
@@ -88,5 +90,60 @@ describe('runService', () => {
     const lines = service.lines();
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'start-up failed' }));
     expect(lines).toContainEqual({ closed: 'database', httpStillOpen: false });
+  });
+});
+
+/** This machine's first IPv4 address other than loopback (eth0's, here in 192.0.2.0/24). */
+function hostAddress(): string {
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  if (!address) throw new Error('this machine has no IPv4 address besides loopback to test with');
+  return address;
+}
+
+/** Whether a TCP connection to host:port is accepted ('refused' when nothing listens there). */
+function tryConnect(host: string, port: number): Promise<'accepted' | 'refused'> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('accepted');
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNREFUSED' ? resolve('refused') : reject(err),
+    );
+  });
+}
+
+describe('where runService listens', () => {
+  async function listening(env: Record<string, string>) {
+    const port = await freePort();
+    const service = boot({ PORT: String(port), ...env });
+    await waitFor(() => service.lines().some((l) => l.msg === 'boot-test listening'), {
+      what: 'the service to listen',
+    });
+    return { port, service };
+  }
+
+  it('listens on 127.0.0.1 only by default: the host’s other addresses refuse the connection', async () => {
+    const { port, service } = await listening({});
+    try {
+      expect(await tryConnect('127.0.0.1', port)).toBe('accepted');
+      expect(await tryConnect(hostAddress(), port)).toBe('refused');
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+
+  it('listens on every address with HOST=0.0.0.0 (containers)', async () => {
+    const { port, service } = await listening({ HOST: '0.0.0.0' });
+    try {
+      expect(await tryConnect(hostAddress(), port)).toBe('accepted');
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
   });
 });

@@ -53,17 +53,26 @@ export interface ServiceDefinition<S extends z.ZodTypeAny> {
 const LISTEN_BACKLOG = 4096;
 
 /**
+ * Where a process listens unless its config's HOST says otherwise: this machine only, so that
+ * nothing on the host's other addresses (nor a tenant's code that could reach them) gets to the
+ * platform's ports. Containers set HOST=0.0.0.0 (docker-compose.yml, k8s/).
+ */
+export const DEFAULT_LISTEN_HOST = '127.0.0.1';
+
+/**
  * The boot sequence every service's `main.ts` runs, so they all read the same way: config (every
  * problem printed, exit 1) → logger → signals → the composition root (connections, app,
- * consumers, each registering its closer) → listen → log. At SIGTERM the Lifecycle closes in
+ * consumers, each registering its closer) → listen on HOST (default 127.0.0.1) → log. At SIGTERM the Lifecycle closes in
  * reverse: the HTTP server first, so in-flight requests finish before what they use goes.
  * A start that fails closes what was opened and exits 1.
  */
 export function runService<S extends z.ZodTypeAny>(definition: ServiceDefinition<S>): void {
   const config = loadConfig(definition.configSchema) as z.infer<S> & {
     PORT: number;
+    HOST?: string;
     LOG_LEVEL: string;
   };
+  const host = config.HOST ?? DEFAULT_LISTEN_HOST;
   const logger = createLogger(definition.name, config.LOG_LEVEL);
   const lifecycle = new Lifecycle(logger, definition.shutdownTimeoutMs);
   lifecycle.handleSignals();
@@ -73,10 +82,10 @@ export function runService<S extends z.ZodTypeAny>(definition: ServiceDefinition
     const server = createServer(app);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);
+      server.listen({ host, port: config.PORT, backlog: LISTEN_BACKLOG }, resolve);
     });
     lifecycle.onShutdown('http server', () => closeHttpServer(server));
-    logger.info({ port: config.PORT }, `${definition.name} listening`);
+    logger.info({ host, port: config.PORT }, `${definition.name} listening`);
   };
   start().catch(async (err: unknown) => {
     logger.fatal({ err }, 'start-up failed');

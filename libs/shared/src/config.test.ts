@@ -17,6 +17,7 @@ describe('config loading', () => {
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
       INTERNAL_SECRET: 'x'.repeat(32),
+      HOST: '127.0.0.1',
       KAFKA_BROKERS: ['a:9092', 'b:9092'],
       PORT: 5000,
     });

@@ -22,6 +22,11 @@ export const EXAMPLE_SECRETS: readonly string[] = [
   'dev-only-kafka-projects-not-for-production-0000',
   'dev-only-kafka-deployments-not-for-production-0000',
   'dev-only-kafka-webhooks-not-for-production-0000',
+  // MongoDB's and Redis's passwords: docker-compose.yml's and the Kubernetes development overlay's.
+  'local-development-mongo-0123456789',
+  'local-development-redis-0123456789',
+  'dev-only-mongo-not-for-production-0000',
+  'dev-only-redis-not-for-production-0000',
 ];
 
 /** In production, every setting whose value is a published example secret, one line each. */
@@ -83,6 +88,11 @@ export const baseEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Shared by the gateway (signs) and the services (verify) for the internal identity header. */
   INTERNAL_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  /**
+   * The address the process listens on (runService): 127.0.0.1, this machine only, unless a
+   * container sets 0.0.0.0 (or `::`).
+   */
+  HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export const mongoEnv = z.object({

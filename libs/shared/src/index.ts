@@ -25,3 +25,6 @@ export * from './http/deletions';
 export * from './http/health';
 export * from './http/metrics';
 export * from './http/service-app';
+export * from './source/source-rules';
+export * from './source/local-sources';
+export * from './fs/mounts';

@@ -2,6 +2,7 @@ import {
   Scheduler,
   createSecretBox,
   deletionConfirmer,
+  localSourcePolicy,
   requireOwnership,
   openDatabase,
   openKafka,
@@ -17,6 +18,7 @@ import {
 import { createApp } from './app';
 import type { Config } from './config';
 import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
+import { AccountLimits, type AccountLimitSettings } from './deployments/account-limits';
 import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
 import { StatusWatch } from './deployments/status-watch';
@@ -25,6 +27,7 @@ import { createModels, type Models } from './models';
 import type { DeploymentDoc } from './deployments/deployments.model';
 import { LogFollowers } from './deployments/log-followers';
 import { BuildStore } from './builds/build-store';
+import { BuildDisks } from './builds/build-disk';
 import { LiveLogs } from './pipeline/live-logs';
 import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
@@ -73,7 +76,9 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
 
   const repository = new DeploymentsRepository(models, outbox, config.LOG_LIMIT_BYTES);
   const snapshots = new SourceSnapshots(models.sources);
-  const builds = new BuildStore(config.BUILDS_DIR);
+  const builds = new BuildStore(config.BUILDS_DIR, {
+    disks: new BuildDisks(config.BUILD_DISK_BYTES),
+  });
   const local =
     config.PIPELINE_ENABLED && !seams.steps
       ? await openLocalSteps(config, runtime, { snapshots, builds, repository })
@@ -117,6 +122,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     snapshots,
     builds,
     runtime: local?.runtime,
+    limits: new AccountLimits(models, accountLimitsOf(config)),
   });
 
   await startServiceConsumer(config, runtime, {
@@ -208,7 +214,7 @@ export async function openLocalSteps(
   { logger, lifecycle }: Runtime,
   parts: { snapshots: SourceSnapshots; builds: BuildStore; repository: DeploymentsRepository },
 ) {
-  const sandbox = await Sandbox.create(sandboxOptions(config));
+  const sandbox = await Sandbox.create(sandboxOptions(config, config.STEP_KILL_GRACE));
   lifecycle.onShutdown('sandbox', () => sandbox.close());
   const connectOptions = {
     runtimeDir: config.RUNTIME_DIR,
@@ -232,19 +238,30 @@ export async function openLocalSteps(
       if (!live) return null;
       return (await parts.snapshots.find(live.id))?.buildOf ?? live.id;
     },
-    allowLocalSources: config.SOURCE_ALLOW_LOCAL,
+    // Never a repository among the platform's own files, its builds and runtime state included.
+    sources: localSourcePolicy(config, [config.BUILDS_DIR, config.RUNTIME_DIR]),
     fetchTimeoutMs: config.SOURCE_FETCH_TIMEOUT,
     buildLimits: {
       timeoutMs: config.STEP_TIMEOUT,
       cpuSeconds: config.BUILD_CPU_SECONDS,
       memoryBytes: config.BUILD_MEMORY_BYTES,
+      cpus: config.BUILD_CPUS,
       processes: config.BUILD_PROCESSES,
+      // A build's /tmp is on its disk (BUILD_DISK_BYTES), not this tmpfs.
+      tmpBytes: config.BUILD_DISK_BYTES,
     },
+    diskBytes: config.BUILD_DISK_BYTES,
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
   });
   return { steps, runtime, sandbox, secretBox, connectOptions };
 }
+
+/** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS, for the pipeline and for the API that says why one waits. */
+const accountLimitsOf = (config: Config): AccountLimitSettings => ({
+  maxBuilds: config.ACCOUNT_MAX_BUILDS,
+  maxApps: config.ACCOUNT_MAX_APPS,
+});
 
 /**
  * A pipeline worker as the config describes it: the one compose starts, and in tests the
@@ -262,6 +279,7 @@ export function createPipelineWorker(
     leaseMs: config.PIPELINE_LEASE,
     heartbeatMs: config.PIPELINE_HEARTBEAT,
     pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
+    accountLimits: accountLimitsOf(config),
   });
 }
 

@@ -39,8 +39,10 @@ describe('deployments config', () => {
       SANDBOX_BWRAP: 'bwrap',
       SANDBOX_UID_BASE: 2_000_000_000,
       BUILD_CPU_SECONDS: 600,
-      BUILD_MEMORY_BYTES: 16 * 1024 ** 3,
-      BUILD_PROCESSES: 256,
+      BUILD_MEMORY_BYTES: 2 * 1024 ** 3,
+      BUILD_CPUS: 1,
+      BUILD_DISK_BYTES: 4 * 1024 ** 3,
+      BUILD_PROCESSES: 512,
       RUNTIME_LOG_POLL_INTERVAL: 250,
       ENCRYPTION_PREVIOUS_KEYS: [],
     });
@@ -112,7 +114,7 @@ describe('deployments config', () => {
 
   it('reads the source and builds settings, with their defaults', () => {
     expect(parse()).toMatchObject({
-      SOURCE_ALLOW_LOCAL: false,
+      SOURCE_ALLOW_LOCAL: { allow: 'none' },
       SOURCE_FETCH_TIMEOUT: 120_000,
       BUILDS_DIR: path.join(homedir(), '.cache/platform-dev/builds'),
     });
@@ -123,7 +125,7 @@ describe('deployments config', () => {
         BUILDS_DIR: '/data/builds',
       }),
     ).toMatchObject({
-      SOURCE_ALLOW_LOCAL: true,
+      SOURCE_ALLOW_LOCAL: { allow: 'anywhere' },
       SOURCE_FETCH_TIMEOUT: 30_000,
       BUILDS_DIR: '/data/builds',
     });
@@ -131,6 +133,8 @@ describe('deployments config', () => {
 
   it.each([
     ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: 'yes' }],
+    ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: 'repos' }],
+    ['SOURCE_ALLOW_LOCAL', { SOURCE_ALLOW_LOCAL: '/nonexistent/repos' }],
     ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '120' }],
     ['SOURCE_FETCH_TIMEOUT', { SOURCE_FETCH_TIMEOUT: '10ms' }],
     ['BUILDS_DIR', { BUILDS_DIR: 'builds' }],

@@ -1,9 +1,16 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
+import {
+  booleanEnv,
+  consumerEnv,
+  durationEnv,
+  encryptionEnv,
+  localSourcesSetting,
+  serviceEnv,
+} from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
 import { defaultBuildsDir } from './builds/build-store';
-import { memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
+import { cpuLimitEnv, memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
 
 const positiveInt = (defaultValue: number) =>
   z.coerce.number().int().positive().default(defaultValue);
@@ -29,10 +36,21 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     STEP_KILL_GRACE: durationEnv('5s'),
     /** CPU seconds a build command may use (RLIMIT_CPU of each of its processes). */
     BUILD_CPU_SECONDS: positiveInt(600),
-    /** Address space of each build process. */
-    BUILD_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
+    /** Memory of a build, all its processes together, swap and its /tmp included. */
+    BUILD_MEMORY_BYTES: memoryLimitEnv(2 * 1024 ** 3),
+    /** CPU of a build (1 = one core). */
+    BUILD_CPUS: cpuLimitEnv(1),
     /** Processes and threads of one build at once. */
-    BUILD_PROCESSES: processLimitEnv(256),
+    BUILD_PROCESSES: processLimitEnv(512),
+    /**
+     * The size of a build's disk: a filesystem of its own holding its workspace and /tmp (sparse:
+     * it takes what is written). 0: plain directories, no limit (refused in production).
+     */
+    BUILD_DISK_BYTES: z.coerce
+      .number()
+      .int()
+      .refine((bytes) => bytes === 0 || bytes >= 64 * 1024 ** 2, 'must be 0 or at least 64 MiB')
+      .default(4 * 1024 ** 3),
     /** Logs kept per deployment; the oldest output is trimmed beyond it. */
     LOG_LIMIT_BYTES: z.coerce
       .number()
@@ -41,6 +59,18 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
       .default(256 * 1024),
     /** Deployments this process runs at the same time. */
     PIPELINE_CONCURRENCY: positiveInt(2),
+    /**
+     * The most builds (deployments BUILDING and held by a worker) one account has running at
+     * once, across all replicas; its further deployments wait in turn (README.md "Fair share").
+     */
+    ACCOUNT_MAX_BUILDS: positiveInt(2),
+    /**
+     * The most apps one account has live: services with a DEPLOYED or DEPLOYING deployment, or
+     * a build running (which reserves its service's place). A deployment of a service already
+     * counted replaces its app and never waits for this; one of another service waits, before
+     * its build, until a place frees (README.md "Fair share").
+     */
+    ACCOUNT_MAX_APPS: positiveInt(10),
     /** false: this replica serves the API only and runs no pipeline. */
     PIPELINE_ENABLED: booleanEnv(true),
     /** How long a worker's claim on a deployment lasts without a heartbeat. */
@@ -65,10 +95,14 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      */
     HEALTH_CHECK_TIMEOUT: durationEnv('60s', { min: '1s', max: '1h' }),
     /**
-     * true: a service's repository may be `http://` or `file://` and its host private or
-     * loopback (contracts.md; the local stack sets it). Otherwise only `https://` to public hosts.
+     * `true`: a service's repository may be `http://`, on a private or loopback host, or a
+     * `file://` URL anywhere but the platform's own files (contracts.md; the local stack sets
+     * it). An absolute directory: `file://` repositories under it only (real paths, checked at
+     * fetch). `false` (default): only `https://` to public hosts. See README "Source and builds".
      */
-    SOURCE_ALLOW_LOCAL: booleanEnv(false),
+    SOURCE_ALLOW_LOCAL: localSourcesSetting,
+    /** With HOME: where `platform-dev` is, whose files no repository may be (SOURCE_ALLOW_LOCAL). */
+    XDG_CACHE_HOME: z.string().min(1).optional(),
     /** The time limit of fetching a deployment's commit; past it the deployment is FAILED. */
     SOURCE_FETCH_TIMEOUT: durationEnv('2m', { min: '1s', max: '1h' }),
     /**
@@ -88,6 +122,11 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
   .refine((config) => config.SANDBOX !== 'none' || config.ALLOW_UNSANDBOXED, {
     path: ['SANDBOX'],
     message: "'none' runs tenants' code without isolation: set ALLOW_UNSANDBOXED=true to allow it",
+  })
+  .refine((config) => config.BUILD_DISK_BYTES > 0 || config.NODE_ENV !== 'production', {
+    path: ['BUILD_DISK_BYTES'],
+    message:
+      'a build without a disk of its own could fill the host: refused when NODE_ENV=production',
   })
   .refine((config) => config.SANDBOX !== 'none' || config.NODE_ENV !== 'production', {
     path: ['SANDBOX'],

@@ -5,6 +5,7 @@ import {
   logChunkModel,
 } from './deployments/deployments.model';
 import { idempotencyKeyModel } from './deployments/idempotency.model';
+import { accountGateModel } from './pipeline/account-gate';
 import { sourceSnapshotModel } from './source/snapshot';
 
 /** The service's models on one connection (each test file has a database of its own). */
@@ -14,6 +15,7 @@ export const createModels = (connection: Connection) => ({
   logChunks: logChunkModel(connection),
   idempotencyKeys: idempotencyKeyModel(connection),
   sources: sourceSnapshotModel(connection),
+  accountGates: accountGateModel(connection),
 });
 
 export type Models = ReturnType<typeof createModels>;

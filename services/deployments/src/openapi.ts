@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { DEPLOYMENT_STATUSES } from '@platform/shared';
+import { WAIT_REASONS } from './deployments/account-limits';
 import {
   deploymentListQuery,
   deploymentQuery,
@@ -38,6 +39,28 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
     .openapi('TriggeredDeployment', {
       description: "The trigger's answer: no commitMessage, deployedAt or logs.",
     });
+  const waiting = z
+    .object({
+      reason: z.enum(WAIT_REASONS).openapi({
+        description:
+          '`ACCOUNT_BUILD_LIMIT`: the account has as many builds running as it may (a platform setting, ACCOUNT_MAX_BUILDS, default 2); the deployment starts when one of them ends. `ACCOUNT_APP_LIMIT`: the account has as many apps live as it may (ACCOUNT_MAX_APPS, default 10; a service counts once it has a deployment DEPLOYED or DEPLOYING or a build running); the deployment of a new service starts when a place frees: a service deleted, or a deployment of a service not live yet FAILED or CANCELLED. A deployment of a service that already counts replaces its app and never waits for this.',
+      }),
+      limit: z.number().int().openapi({ description: 'The limit the account is at.' }),
+      inUse: z
+        .number()
+        .int()
+        .openapi({ description: 'What the account has running (builds) or live (apps) now.' }),
+      message: z.string().openapi({
+        description:
+          'The same in words, as its log says it (`==> waiting: the account has 2 builds running …`).',
+      }),
+    })
+    .strict()
+    .optional()
+    .openapi('DeploymentWaiting', {
+      description:
+        'Only on a deployment still BUILDING that no build runs yet because its account is at a limit: why it waits. It waits in turn, never FAILED; without this field a BUILDING deployment runs or is next (the pipeline shares its capacity between accounts).',
+    });
   const listItemFields = {
     id,
     serviceId: id,
@@ -46,6 +69,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
     commitMessage: z.string(),
     createdAt: timestamp,
     deployedAt,
+    waiting,
   };
   const listItem = z.object(listItemFields).strict().openapi('DeploymentListItem');
   const deployment = z
@@ -121,7 +145,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       tags: ['Deployments'],
       operationId: 'triggerDeployment',
       description:
-        "Takes the service's source settings and variables as they are now (later changes do not affect this deployment). BUILDING: the platform fetches `commitHash` (with `branch`) from `repository` into a fresh workspace and runs `buildCommand` in `rootDirectory`, in a sandbox with CPU, memory, process and time limits. DEPLOYING: it starts `startCommand` from that build with `PORT` set and waits for `GET healthCheckPath` to answer 2xx or 3xx (60 s by default); then the service's `url` serves it and the previous deployment's app is stopped: DEPLOYED. No repository, a commit not in it, a failing build command or an app that never answers healthy is FAILED, the log saying why, and the previous deployment keeps serving. Newest wins: the service's older deployments still BUILDING are CANCELLED (`superseded by <id>` in their log). Secret variables' values show as `****` in the logs.",
+        "Takes the service's source settings and variables as they are now (later changes do not affect this deployment). BUILDING: the platform fetches `commitHash` (with `branch`) from `repository` into a fresh workspace and runs `buildCommand` in `rootDirectory`, in a sandbox with CPU, memory, process and time limits. DEPLOYING: it starts `startCommand` from that build with `PORT` set and waits for `GET healthCheckPath` to answer 2xx or 3xx (60 s by default); then the service's `url` serves it and the previous deployment's app is stopped: DEPLOYED. No repository, a commit not in it, a failing build command or an app that never answers healthy is FAILED, the log saying why, and the previous deployment keeps serving. Newest wins: the service's older deployments still BUILDING are CANCELLED (`superseded by <id>` in their log). Per account, at most ACCOUNT_MAX_BUILDS builds run at once (default 2) and ACCOUNT_MAX_APPS services have an app live (default 10); a deployment past either waits in turn, still BUILDING, and says why in its `waiting` field and its log. Secret variables' values show as `****` in the logs.",
       request: {
         params: serviceParams,
         headers: idempotencyHeaders,
@@ -141,7 +165,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       tags: ['Deployments'],
       operationId: 'getDeployment',
       description:
-        'With `wait=N`, the answer comes as soon as the deployment is final (DEPLOYED, FAILED or CANCELLED), or after N seconds with its state then: a client (a CI job) waits for a deploy without polling.',
+        "With `wait=N`, the answer comes as soon as the deployment is final (DEPLOYED, FAILED or CANCELLED), or after N seconds with its state then: a client (a CI job) waits for a deploy without polling. A deployment held back by its account's limits carries `waiting`, saying which.",
       request: { params: deploymentParams, query: deploymentQuery },
       responses: { 200: { description: 'The deployment', ...json(deployment) } },
     },

@@ -1,6 +1,7 @@
 import {
   Scheduler,
   createSecretBox,
+  localSourcePolicy,
   openDatabase,
   openKafka,
   startServiceConsumer,
@@ -48,12 +49,15 @@ export async function compose(config: Config, runtime: Runtime) {
     }),
   });
 
-  if (config.SOURCE_ALLOW_LOCAL)
-    logger.warn('service repositories may be local (SOURCE_ALLOW_LOCAL)');
+  if (config.SOURCE_ALLOW_LOCAL.allow !== 'none')
+    logger.warn(
+      { SOURCE_ALLOW_LOCAL: config.SOURCE_ALLOW_LOCAL },
+      'service repositories may be local',
+    );
   const services = new ServicesService({
     projects: projectsRepository,
     services: servicesRepository,
-    sources: { allowLocal: config.SOURCE_ALLOW_LOCAL },
+    sources: { local: localSourcePolicy(config) },
   });
   const variables = new VariablesService({
     services,

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { realpathSync } from 'node:fs';
 import { parseConfig } from '@platform/shared';
 import { configSchema } from './config';
 
@@ -21,7 +23,7 @@ describe('the projects config', () => {
         KAFKA_BROKERS: ['127.0.0.1:9092', '127.0.0.1:9093'],
         LOG_LEVEL: 'info',
         ENCRYPTION_PREVIOUS_KEYS: [],
-        SOURCE_ALLOW_LOCAL: false,
+        SOURCE_ALLOW_LOCAL: { allow: 'none' },
         APPS_URL_TEMPLATE: 'http://{serviceId}.localhost:8080',
       },
     ],
@@ -29,6 +31,16 @@ describe('the projects config', () => {
       'takes the values it is given',
       { PORT: '5002', MONGO_DB: 'other', KAFKA_GROUP_ID: 'blue', KAFKA_FROM_BEGINNING: 'false' },
       { PORT: 5002, MONGO_DB: 'other', KAFKA_GROUP_ID: 'blue', KAFKA_FROM_BEGINNING: false },
+    ],
+    [
+      'takes SOURCE_ALLOW_LOCAL=true',
+      { SOURCE_ALLOW_LOCAL: 'true' },
+      { SOURCE_ALLOW_LOCAL: { allow: 'anywhere' } },
+    ],
+    [
+      'takes SOURCE_ALLOW_LOCAL as a directory, by its real path',
+      { SOURCE_ALLOW_LOCAL: tmpdir() },
+      { SOURCE_ALLOW_LOCAL: { allow: 'under', directory: realpathSync(tmpdir()) } },
     ],
   ])('%s', (_case, env, expected) => {
     expect(parseConfig(configSchema, { ...required, ...env })).toMatchObject(expected);
@@ -48,6 +60,13 @@ describe('the projects config', () => {
       'local sources are allowed in production',
       { NODE_ENV: 'production', SOURCE_ALLOW_LOCAL: 'true' },
     ],
+    [
+      'a local sources directory is given in production',
+      { NODE_ENV: 'production', SOURCE_ALLOW_LOCAL: tmpdir() },
+    ],
+    ['the local sources directory is relative', { SOURCE_ALLOW_LOCAL: 'repos' }],
+    ['the local sources directory does not exist', { SOURCE_ALLOW_LOCAL: '/nonexistent/repos' }],
+    ['SOURCE_ALLOW_LOCAL is neither', { SOURCE_ALLOW_LOCAL: 'yes' }],
   ])('refuses to start when %s', (_case, override) => {
     expect(() => parseConfig(configSchema, { ...required, ...override })).toThrow();
   });

@@ -1,16 +1,25 @@
 import { z } from 'zod';
-import { booleanEnv, consumerEnv, durationEnv, encryptionEnv, serviceEnv } from '@platform/shared';
+import {
+  consumerEnv,
+  durationEnv,
+  encryptionEnv,
+  localSourcesEnv,
+  serviceEnv,
+} from '@platform/shared';
 
 /** The projects service's environment (docs/architecture.md, Processes). */
 export const configSchema = serviceEnv({ port: 4002, database: 'platform_projects' })
   .merge(consumerEnv('projects'))
   .merge(encryptionEnv)
+  /**
+   * SOURCE_ALLOW_LOCAL: `true` lets a service's repository be `http://`, on a host with a private
+   * address, or `file://` anywhere but the platform's own files (the local stack's fixtures); an
+   * absolute directory lets it be `file://` under that directory only; `false` (default) neither.
+   * Anything but `false` is refused with NODE_ENV=production. XDG_CACHE_HOME and HOME say where
+   * the platform's `platform-dev` files are, which no repository may be.
+   */
+  .merge(localSourcesEnv)
   .extend({
-    /**
-     * Lets a service's repository be an `http://` or `file://` URL, or a host with a private
-     * address (the local stack's fixtures). Refused with NODE_ENV=production.
-     */
-    SOURCE_ALLOW_LOCAL: booleanEnv(false),
     /**
      * How often secret variables sealed under an older key (ENCRYPTION_PREVIOUS_KEYS) are sealed
      * anew under ENCRYPTION_KEY (also at start).
@@ -31,9 +40,12 @@ export const configSchema = serviceEnv({ port: 4002, database: 'platform_project
         'must be an http(s) URL containing {serviceId}',
       ),
   })
-  .refine((config) => !(config.NODE_ENV === 'production' && config.SOURCE_ALLOW_LOCAL), {
-    message: 'is a development setting, refused with NODE_ENV=production',
-    path: ['SOURCE_ALLOW_LOCAL'],
-  });
+  .refine(
+    (config) => !(config.NODE_ENV === 'production' && config.SOURCE_ALLOW_LOCAL.allow !== 'none'),
+    {
+      message: 'is a development setting, refused with NODE_ENV=production',
+      path: ['SOURCE_ALLOW_LOCAL'],
+    },
+  );
 
 export type Config = z.infer<typeof configSchema>;

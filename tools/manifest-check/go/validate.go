@@ -58,6 +58,12 @@ var validators = map[schema.GroupKind]kindValidator{
 	{Group: "", Kind: "Service"}: {true, func(o runtime.Object) field.ErrorList {
 		return corevalidation.ValidateServiceCreate(o.(*core.Service))
 	}},
+	{Group: "", Kind: "ResourceQuota"}: {true, func(o runtime.Object) field.ErrorList {
+		return corevalidation.ValidateResourceQuota(o.(*core.ResourceQuota))
+	}},
+	{Group: "", Kind: "LimitRange"}: {true, func(o runtime.Object) field.ErrorList {
+		return corevalidation.ValidateLimitRange(o.(*core.LimitRange))
+	}},
 	{Group: "", Kind: "ServiceAccount"}: {true, func(o runtime.Object) field.ErrorList {
 		return corevalidation.ValidateServiceAccount(o.(*core.ServiceAccount))
 	}},

@@ -10,6 +10,28 @@ import { DEV_IDP, SERVICES, SERVICE_NAMES } from './kubernetes';
 import { composeKafkaProperty } from './test/compose-kafka';
 import { composeProject } from './test/rendered';
 
+/**
+ * What the deployments container's sandbox uses (docs/tenant-isolation.md): namespaces and mounts
+ * (SYS_ADMIN, SYS_CHROOT), a veth pair and nftables rules per sandbox (NET_ADMIN), its DNS
+ * forwarder on port 53 (NET_BIND_SERVICE), dropping each sandbox to a uid of its own (SETUID,
+ * SETGID, SETPCAP), handing it its workspace (CHOWN, DAC_OVERRIDE, FOWNER), entering and ending
+ * sandboxes that run as other uids (SYS_PTRACE, KILL).
+ */
+const DEPLOYMENTS_CAPABILITIES = [
+  'SYS_ADMIN',
+  'SYS_CHROOT',
+  'NET_ADMIN',
+  'NET_BIND_SERVICE',
+  'SETUID',
+  'SETGID',
+  'SETPCAP',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'SYS_PTRACE',
+  'KILL',
+];
+
 const NODE_PROCESSES: Record<string, number> = {
   ...Object.fromEntries(SERVICE_NAMES.map((name) => [name, SERVICES[name].port])),
   'dev-idp': DEV_IDP.port,
@@ -108,7 +130,7 @@ describe('docker-compose.yml', () => {
   it('starts each process only once everything it connects to is healthy', () => {
     const hostsOf = (env: Record<string, string>) =>
       Object.values(env ?? {}).flatMap((value) =>
-        [...String(value).matchAll(/(?:\/\/|^|,)([a-z][a-z0-9-]*):\d+/g)].map((m) => m[1]!),
+        [...String(value).matchAll(/(?:\/\/|^|,|@)([a-z][a-z0-9-]*):\d+/g)].map((m) => m[1]!),
       );
     for (const [name, service] of Object.entries(services)) {
       const needed = new Set(
@@ -181,6 +203,66 @@ describe('docker-compose.yml', () => {
     const raw = fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
     const hardCoded = raw.match(/^\s*(INTERNAL_SECRET|SESSION_SECRET):\s*(?!\$\{)\S+/gm) ?? [];
     expect(hardCoded).toEqual([]);
+  });
+
+  it('gives MongoDB a user, and every service that uses it a URL with that user and password', () => {
+    const mongo = services.mongo.environment;
+    expect(mongo.MONGO_INITDB_ROOT_USERNAME).toEqual(expect.any(String));
+    expect(mongo.MONGO_INITDB_ROOT_PASSWORD).toEqual(expect.any(String));
+    const users = Object.entries(services).filter(([, s]) => s.environment?.MONGO_URL);
+    expect(users.map(([name]) => name).sort()).toEqual(
+      ['auth', 'deployments', 'projects', 'webhooks'].sort(),
+    );
+    for (const [name, service] of users) {
+      const url = new URL(service.environment.MONGO_URL);
+      expect([name, url.host, decodeURIComponent(url.username)]).toEqual([
+        name,
+        'mongo:27017',
+        mongo.MONGO_INITDB_ROOT_USERNAME,
+      ]);
+      expect([name, decodeURIComponent(url.password)]).toEqual([
+        name,
+        mongo.MONGO_INITDB_ROOT_PASSWORD,
+      ]);
+      expect([name, url.searchParams.get('authSource')]).toEqual([name, 'admin']);
+    }
+  });
+
+  it('runs Redis with a password (read on its standard input, not its command line) and gives the gateway a URL with it', () => {
+    const redis = services.redis;
+    const password = redis.environment.REDIS_PASSWORD;
+    expect(password).toEqual(expect.any(String));
+    const script = redis.command.join(' ');
+    expect(script).toMatch(/exec redis-server - /);
+    expect(script).toContain('requirepass $REDIS_PASSWORD');
+    expect(script).not.toContain(password);
+    expect(redis.healthcheck.test.join(' ')).toContain('REDISCLI_AUTH="$REDIS_PASSWORD"');
+    const url = new URL(services.gateway.environment.REDIS_URL);
+    expect([url.host, decodeURIComponent(url.password)]).toEqual(['redis:6379', password]);
+  });
+
+  it('makes every Node process listen on all the container’s addresses (HOST), the router too', () => {
+    // Outside a container they listen on 127.0.0.1 only (libs/shared boot.ts).
+    for (const name of Object.keys(NODE_PROCESSES)) {
+      expect([name, services[name].environment.HOST]).toEqual([name, '0.0.0.0']);
+    }
+    expect(services.deployments.environment.RUNTIME_ROUTER_HOST).toBe('0.0.0.0');
+  });
+
+  it('gives the deployments container what its sandbox needs (root with a few capabilities), and no other container any', () => {
+    const deployments = services.deployments;
+    expect(deployments.user).toBe('0:0');
+    expect(deployments.cap_drop).toEqual(['ALL']);
+    expect([...deployments.cap_add].sort()).toEqual([...DEPLOYMENTS_CAPABILITIES].sort());
+    expect(deployments.cgroup).toBe('private');
+    expect(deployments.build.args.PACKAGES.split(' ')).toEqual(
+      expect.arrayContaining(['bubblewrap', 'iproute2', 'nftables']),
+    );
+    for (const [name, service] of Object.entries(services)) {
+      if (name === 'deployments' || !(name in NODE_PROCESSES)) continue;
+      expect([name, service.cap_add ?? [], service.cap_drop]).toEqual([name, [], ['ALL']]);
+      expect([name, service.user]).toEqual([name, undefined]);
+    }
   });
 
   it('runs dev-idp by default, so a local stack can sign in without Google', () => {

@@ -21,6 +21,10 @@ const runner = require(
   path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/objects.ts'),
 ) as Record<string, (...args: any[]) => any>;
 
+const tenancy = require(
+  path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/tenancy.ts'),
+) as Record<string, (...args: any[]) => any>;
+
 const samples = require(
   path.join(REPO_ROOT, 'services/deployments/src/test/kubernetes-samples.ts'),
 ) as { sampleRunnerSettings: unknown; sampleDeployment: () => unknown };
@@ -54,7 +58,10 @@ describe('the Kubernetes runner (generated objects, not run against a cluster)',
   beforeAll(async () => {
     build = await validate(runner.buildObjects!(settings, deployment));
     release = await validate(runner.releaseObjects!(settings, deployment));
-    namespaces = await validate(runner.namespaceObjects!(settings, 'ingress-nginx'));
+    namespaces = await validate([
+      ...tenancy.projectNamespaceObjects!(settings, (deployment as any).projectId),
+      ...tenancy.buildNamespaceObjects!(settings),
+    ]);
   }, CHECKER_BUILD_TIMEOUT_MS);
 
   it.each([
@@ -65,9 +72,18 @@ describe('the Kubernetes runner (generated objects, not run against a cluster)',
       ['Secret', 'Deployment', 'Service', 'Ingress'],
     ],
     [
-      'the namespaces and their NetworkPolicies',
+      'the project’s namespace (policies, quota, limits) and the builds’ namespace',
       () => namespaces,
-      ['Namespace', 'NetworkPolicy', 'Namespace', 'NetworkPolicy'],
+      [
+        'Namespace',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'ResourceQuota',
+        'LimitRange',
+        'Namespace',
+        'NetworkPolicy',
+        'NetworkPolicy',
+      ],
     ],
   ])('%s pass the API server validation', (_what, result, kinds) => {
     expect(describeProblems(result().problems)).toBe('');
@@ -108,7 +124,7 @@ describe('the Kubernetes runner (generated objects, not run against a cluster)',
       expect(result.image).toMatchObject({
         User: '1000:1000',
         WorkingDir: '/workspace/web',
-        Cmd: ['sh', '-c', 'node server.js'],
+        Cmd: ['sh', '-c', '--', 'node server.js'],
         Env: expect.arrayContaining(['PORT=8080']),
       });
     } finally {

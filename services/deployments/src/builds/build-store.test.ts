@@ -1,14 +1,21 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { mountsUnder } from '@platform/shared';
+import { BuildDisks } from './build-disk';
 import { BuildStore, KEPT_BUILDS_PER_SERVICE, type BuildRef } from './build-store';
 
 let root: string;
 beforeEach(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'build-store-test-'));
 });
-afterEach(() => rm(root, { recursive: true, force: true }));
+afterEach(async () => {
+  // A test that failed midway may leave a disk mounted: rm would empty it, not remove it.
+  for (const point of await mountsUnder(root)) spawnSync('umount', [point]);
+  await rm(root, { recursive: true, force: true });
+});
 
 const service = { projectId: 'p1', serviceId: 's1' };
 const ref = (deploymentId: string, where = service): BuildRef => ({ ...where, deploymentId });
@@ -34,7 +41,8 @@ describe('BuildStore', () => {
     const prepared = await store.prepare(build);
     expect(prepared).toEqual({
       dir: path.join(root, 'p1', 's1', id(1)),
-      workspace: path.join(root, 'p1', 's1', id(1), 'workspace'),
+      workspace: path.join(root, 'p1', 's1', id(1), 'disk', 'workspace'),
+      tmp: path.join(root, 'p1', 's1', id(1), 'disk', 'tmp'),
     });
     expect(existsSync(prepared.dir)).toBe(true);
     expect(existsSync(prepared.workspace)).toBe(false);
@@ -110,7 +118,8 @@ describe('BuildStore', () => {
 
     const again = await store.prepare(build);
 
-    expect(await readdir(again.dir)).toEqual([]);
+    expect(await readdir(again.dir)).toEqual(['disk']);
+    expect(await readdir(path.join(again.dir, 'disk'))).toEqual(['tmp']);
     expect(await store.find(build)).toBeNull();
   });
 
@@ -146,5 +155,50 @@ describe('BuildStore', () => {
     ).rejects.toThrow('projectId is not a valid id');
     await expect(store.removeProject('a/b')).rejects.toThrow('projectId is not a valid id');
     expect(() => new BuildStore('relative/builds')).toThrow('must be absolute');
+  });
+});
+
+describe("a build's disk (BUILD_DISK_BYTES)", () => {
+  const MiB = 1024 ** 2;
+  const disks = new BuildDisks(64 * MiB);
+
+  it('holds the workspace and /tmp on a filesystem of its own size: writing past it fails, and the store says it is full', async () => {
+    const store = new BuildStore(root, { disks });
+    const build = ref(id(1));
+    const { dir, workspace, tmp } = await store.prepare(build);
+    await mkdir(workspace);
+
+    const big = Buffer.alloc(MiB, 1);
+    let written = 0;
+    const fill = async (where: string) => {
+      for (let i = 0; i < 100; i++) {
+        await writeFile(path.join(where, `f${i}`), big);
+        written += MiB;
+      }
+    };
+    await expect(fill(workspace)).rejects.toMatchObject({ code: 'ENOSPC' });
+    await expect(writeFile(path.join(tmp, 'more'), big)).rejects.toMatchObject({ code: 'ENOSPC' });
+
+    expect(written).toBeLessThan(64 * MiB);
+    expect(await store.isFull(build)).toBe(true);
+    expect(await mountsUnder(dir)).toEqual([path.join(dir, 'disk')]);
+  });
+
+  it('is unmounted and gone with its build, and mounted again for an app after a reboot', async () => {
+    const store = new BuildStore(root, { disks, keepPerService: 1 });
+    const kept = await succeed(store, ref(id(1)));
+    expect(await store.isFull(ref(id(1)))).toBe(false);
+    expect(await readdir(path.join(kept.dir, 'disk'))).toEqual(['lost+found', 'workspace']);
+
+    spawnSync('umount', [path.join(kept.dir, 'disk')]); // as a reboot would
+    expect(existsSync(path.join(kept.workspace, 'server.js'))).toBe(false);
+    await store.open(kept);
+    expect(existsSync(path.join(kept.workspace, 'server.js'))).toBe(true);
+
+    await succeed(store, ref(id(2))); // prunes the first
+    expect(existsSync(kept.dir)).toBe(false);
+    expect(await mountsUnder(kept.dir)).toEqual([]);
+    await store.removeService(service);
+    expect(await mountsUnder(root)).toEqual([]);
   });
 });

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { unmountUnder } from '@platform/shared';
+import { BuildDisks } from './build-disk';
 
 /** Which deployment's build. Ids are path segments: letters, digits, `_` and `-` only. */
 export interface BuildRef {
@@ -14,8 +16,10 @@ export interface BuildRef {
 export interface BuildDirectory {
   /** The deployment's directory: the platform's own files (`build.json`) live here. */
   dir: string;
-  /** `<dir>/workspace`, not created yet: `fetchCommit({ into })` makes it, the build runs in it. */
+  /** On the build's disk, not created yet: `fetchCommit({ into })` makes it, the build runs in it. */
   workspace: string;
+  /** On the build's disk too: bound at the build's /tmp. */
+  tmp: string;
 }
 
 /** A successful build that is kept: what a rollback runs again. */
@@ -26,14 +30,13 @@ export interface KeptBuild extends BuildRef, BuildDirectory {
 }
 
 /** What `build.json` holds: written last, atomically; a directory without it is no kept build. */
-type BuildRecord = Omit<KeptBuild, 'dir' | 'workspace'>;
+type BuildRecord = Omit<KeptBuild, 'dir' | 'workspace' | 'tmp'>;
 
 export const KEPT_BUILDS_PER_SERVICE = 10;
 
 /** Where builds are kept unless BUILDS_DIR says otherwise (a development machine). */
 export const defaultBuildsDir = () => path.join(homedir(), '.cache/platform-dev/builds');
 const RECORD = 'build.json';
-const WORKSPACE = 'workspace';
 const TRASH = '.trash';
 const SEGMENT = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -44,8 +47,10 @@ function assertSegment(name: string, value: string): void {
 const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /**
- * Where builds live: `<root>/<projectId>/<serviceId>/<deploymentId>/` holding `workspace/` (the
- * checkout and what the build made, where the app starts) and, once successful, `build.json`.
+ * Where builds live: `<root>/<projectId>/<serviceId>/<deploymentId>/` holding the build's disk
+ * (`disk/`, a filesystem of its own of BUILD_DISK_BYTES: build-disk.ts) with `workspace/` (the
+ * checkout and what the build made, where the app starts) and `tmp/`, and, once successful,
+ * `build.json`.
  * The newest `keepPerService` successful builds of a service are kept, older ones deleted.
  *
  * Several workers may share `root` (one volume): every deletion first renames the directory
@@ -55,13 +60,18 @@ const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENO
  */
 export class BuildStore {
   private readonly keepPerService: number;
+  private readonly disks: BuildDisks;
 
   constructor(
     private readonly root: string,
-    { keepPerService = KEPT_BUILDS_PER_SERVICE }: { keepPerService?: number } = {},
+    {
+      keepPerService = KEPT_BUILDS_PER_SERVICE,
+      disks = new BuildDisks(0),
+    }: { keepPerService?: number; disks?: BuildDisks } = {},
   ) {
     if (!path.isAbsolute(root)) throw new Error(`the builds directory must be absolute: ${root}`);
     this.keepPerService = keepPerService;
+    this.disks = disks;
   }
 
   /**
@@ -72,7 +82,17 @@ export class BuildStore {
     const dir = this.buildDir(ref);
     await this.remove(dir);
     await mkdir(dir, { recursive: true });
-    return { dir, workspace: path.join(dir, WORKSPACE) };
+    return { dir, ...(await this.disks.create(dir)) };
+  }
+
+  /** Whether a build used (nearly) all of its disk: what its log says when it failed. */
+  isFull(ref: BuildRef): Promise<boolean> {
+    return this.disks.isFull(this.buildDir(ref));
+  }
+
+  /** Makes a kept build's files available to the app about to start from it (after a reboot). */
+  open(build: KeptBuild): Promise<void> {
+    return this.disks.open(build.dir);
   }
 
   /**
@@ -86,19 +106,20 @@ export class BuildStore {
     { commitHash, protect = [] }: { commitHash: string; protect?: string[] },
   ): Promise<KeptBuild> {
     const dir = this.buildDir(ref);
+    await this.disks.clearTmp(dir);
     const record: BuildRecord = { ...ref, commitHash, succeededAt: new Date().toISOString() };
     const temporary = path.join(dir, `.${RECORD}.${randomBytes(4).toString('hex')}`);
     await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`);
     await rename(temporary, path.join(dir, RECORD));
     await this.prune(ref, { protect: [...protect, ref.deploymentId] });
-    return { ...record, dir, workspace: path.join(dir, WORKSPACE) };
+    return { ...record, dir, ...this.disks.paths(dir) };
   }
 
   /** The kept build of a deployment, or null when it never succeeded or was deleted (rollback: 409). */
   async find(ref: BuildRef): Promise<KeptBuild | null> {
     const dir = this.buildDir(ref);
     const record = await readRecord(dir);
-    return record ? { ...record, dir, workspace: path.join(dir, WORKSPACE) } : null;
+    return record ? { ...record, dir, ...this.disks.paths(dir) } : null;
   }
 
   /** The service's kept builds, newest first. */
@@ -177,6 +198,8 @@ export class BuildStore {
       if (isMissing(err)) return;
       throw err;
     }
+    // A disk still mounted would be emptied by rm, and its mount point left behind.
+    await unmountUnder(target);
     await rm(target, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 import { Schema, type Types } from 'mongoose';
 import { DEPLOYMENT_STATUSES, defineModel, outboxFields, type OutboxEntry } from '@platform/shared';
 import type { DeploymentStatus } from './status';
+import { WAIT_REASONS, type WaitReason } from './account-limits';
 
 /**
  * A deployment is one document that holds its state: its status and when it changed, the events
@@ -31,6 +32,8 @@ export interface DeploymentDoc {
   cancelReason: string | null;
   /** Claims given back in good order (a worker shutting down), so not lost with their worker. */
   handedBack: number;
+  /** The account limit the pipeline last said (in the log) this deployment waits for. */
+  waitingNoted?: WaitReason | null;
   outbox: OutboxEntry[];
   outboxPending: boolean;
 }
@@ -61,6 +64,7 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     handedBack: { type: Number, default: 0 },
     claimedAt: { type: Date, default: null },
     cancelReason: { type: String, default: null },
+    waitingNoted: { type: String, enum: [...WAIT_REASONS, null], default: null },
     ...outboxFields,
   },
   { versionKey: false },
@@ -72,6 +76,8 @@ deploymentSchema.index({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
 deploymentSchema.index({ status: 1, createdAt: 1 });
 // Fair share: when each waiting account was served last.
 deploymentSchema.index({ accountId: 1, claimedAt: -1 });
+// Per-account limits: an account's builds held, its services with an app (account-limits.ts).
+deploymentSchema.index({ accountId: 1, status: 1, serviceId: 1, leaseUntil: 1 });
 // project.deleted removes a project's deployments.
 deploymentSchema.index({ projectId: 1 });
 

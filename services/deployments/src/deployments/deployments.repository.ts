@@ -17,6 +17,7 @@ import {
 import type { Models } from '../models';
 import { NO_LEASE, type DeploymentDoc } from './deployments.model';
 import { LogStore } from './log-store';
+import type { Waiting } from './account-limits';
 import { ACTIVE_STATUSES, assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 
 /** A deployment as the rest of the service sees it. */
@@ -33,6 +34,10 @@ export interface Deployment {
   deployedAt: Date | null;
   /** Why it was cancelled when its owner did not cancel it (`superseded by <id>`). */
   cancelReason: string | null;
+  /** Until when a worker holds it (in the past: nobody does). */
+  leaseUntil: Date;
+  /** Still to build, nobody running it, held back by its account's limits: why (the API's). */
+  waiting?: Waiting;
 }
 
 /** With its output: what a single read answers. */
@@ -64,6 +69,7 @@ const LIST_FIELDS = {
   statusChangedAt: 1,
   deployedAt: 1,
   cancelReason: 1,
+  leaseUntil: 1,
 } as const;
 
 export const toDeployment = (doc: DeploymentDoc): Deployment => ({
@@ -78,6 +84,7 @@ export const toDeployment = (doc: DeploymentDoc): Deployment => ({
   statusChangedAt: doc.statusChangedAt,
   deployedAt: doc.deployedAt ?? null,
   cancelReason: doc.cancelReason ?? null,
+  leaseUntil: doc.leaseUntil,
 });
 
 /** The deployment.status-changed event of `deployment` entering `to`, for its outbox. */
@@ -148,6 +155,7 @@ export class DeploymentsRepository {
       statusChangedAt: fields.createdAt,
       deployedAt: null,
       cancelReason: null,
+      leaseUntil: NO_LEASE,
     };
     const entry = statusEvent(deployment, 'BUILDING', null, fields.createdAt);
     return this.outbox.write(this.models.deployments, fields.id, () =>
@@ -296,7 +304,7 @@ export class DeploymentsRepository {
           status: 'BUILDING',
           ...createdBefore(newest.createdAt, newest._id),
         },
-        { ...LIST_FIELDS, leaseUntil: 1 },
+        LIST_FIELDS,
       )
       .lean<DeploymentDoc[]>();
     const reason = `superseded by ${newest._id.toHexString()}`;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEPLOYMENT_STATUSES, listQuery, multilineText } from '@platform/shared';
 import type { Deployment, DeploymentWithLogs } from './deployments.repository';
+import { describeWaiting, type Waiting } from './account-limits';
 
 /** `?status=FAILED,CANCELLED`: only deployments in one of these statuses (contracts.md). */
 export const deploymentListQuery = listQuery.extend({
@@ -73,6 +74,11 @@ export interface TriggerResponse {
   createdAt: string;
 }
 
+/** Why a deployment still to build waits: its account's limit, as the API says it. */
+export interface WaitingResponse extends Waiting {
+  message: string;
+}
+
 export interface DeploymentListItem {
   id: string;
   serviceId: string;
@@ -81,6 +87,7 @@ export interface DeploymentListItem {
   commitMessage: string;
   createdAt: string;
   deployedAt?: string;
+  waiting?: WaitingResponse;
 }
 
 export interface DeploymentResponse extends DeploymentListItem {
@@ -108,6 +115,7 @@ export function toListItem(d: Deployment): DeploymentListItem {
     createdAt: d.createdAt.toISOString(),
   };
   if (d.status === 'DEPLOYED' && d.deployedAt) item.deployedAt = d.deployedAt.toISOString();
+  if (d.waiting) item.waiting = { ...d.waiting, message: describeWaiting(d.waiting) };
   return item;
 }
 

@@ -8,6 +8,7 @@ import type {
   ServiceRef,
 } from './deployments.repository';
 import type { IdempotencyRepository } from './idempotency.repository';
+import { waitingFor, type AccountLimits } from './account-limits';
 import type { BuildStore } from '../builds/build-store';
 import type { RuntimeClient } from '../runtime/local/client';
 import type { SourceClient, SourceSnapshot, SourceSnapshots } from '../source/snapshot';
@@ -32,6 +33,8 @@ export interface DeploymentsServiceDeps {
   runtime?: RuntimeClient;
   /** The live logs' followers of this replica. */
   followers: LogFollowers;
+  /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS: why a deployment waits. */
+  limits: AccountLimits;
 }
 
 /** How a new deployment came to be: what an Idempotency-Key's request is. */
@@ -67,11 +70,28 @@ export class DeploymentsService {
 
   /** Newest first, `limit` (default 20) at a time, optionally only some statuses. */
   async listDeployments(ref: ServiceRef, query: DeploymentListQuery): Promise<Page<Deployment>> {
-    return this.deps.deployments.listInService(
+    const page = await this.deps.deployments.listInService(
       ref,
       { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor },
       query.status,
     );
+    return { ...page, items: await this.withWaiting(ref.accountId, page.items) };
+  }
+
+  /**
+   * The deployments, those still to build that nobody runs with why they wait when their
+   * account's limits hold them back (`waiting`): the pipeline's own test, on the account's usage
+   * now (one read for all of them: they are one account's).
+   */
+  private async withWaiting<T extends Deployment>(accountId: string, items: T[]): Promise<T[]> {
+    const now = new Date();
+    const idle = (d: Deployment) => d.status === 'BUILDING' && d.leaseUntil <= now;
+    if (!items.some(idle)) return items;
+    const usage = await this.deps.limits.usage(accountId, undefined, now);
+    return items.map((d) => {
+      const waiting = idle(d) && waitingFor(d.serviceId, usage, this.deps.limits.settings);
+      return waiting ? { ...d, waiting } : d;
+    });
   }
 
   /**
@@ -95,9 +115,11 @@ export class DeploymentsService {
       const deployment = await this.deps.deployments.findInService(ref, deploymentId);
       if (!deployment || !change || isFinal(deployment.status)) change?.cancel();
       if (!deployment) throw notFound('Deployment');
-      if (!change || isFinal(deployment.status)) return deployment;
+      if (!change || isFinal(deployment.status) || (await change.outcome) === 'aborted') {
+        const [answer] = await this.withWaiting(ref.accountId, [deployment]);
+        return answer!;
+      }
       // Changed: read again. Timed out: read once more, the answer is the state now.
-      if ((await change.outcome) === 'aborted') return deployment;
     }
   }
 

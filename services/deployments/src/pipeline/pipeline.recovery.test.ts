@@ -185,9 +185,13 @@ describe('a pipeline worker that comes back after another took its deployment ov
     workerA.start();
     try {
       const { id } = await h.newDeployment();
-      await waitFor(async () => (await h.lease(id)).leaseOwner === workerA.workerId, {
-        what: 'A to claim it',
-      });
+      // Claimed: held by A, its log made.
+      await waitFor(
+        async () =>
+          (await h.lease(id)).leaseOwner === workerA.workerId &&
+          (await h.models.logs.exists({ _id: id })) !== null,
+        { what: 'A to claim it' },
+      );
       const takenOver = await h.models.deployments
         .findOneAndUpdate(
           { _id: id },
@@ -206,10 +210,10 @@ describe('a pipeline worker that comes back after another took its deployment ov
         lostAttempts: 1,
       };
       expect(
-        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES).writeLogs(
-          leaseB,
-          'B rebuilt it\n',
-        ),
+        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES, {
+          maxBuilds: h.config.ACCOUNT_MAX_BUILDS,
+          maxApps: h.config.ACCOUNT_MAX_APPS,
+        }).writeLogs(leaseB, 'B rebuilt it\n'),
       ).toBe(true);
 
       // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits

@@ -1,5 +1,14 @@
 import { Types } from 'mongoose';
+import {
+  AccountLimits,
+  describeWaiting,
+  waitingFor,
+  type AccountLimitSettings,
+  type AccountUsage,
+  type Waiting,
+} from '../deployments/account-limits';
 import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
+import { AccountGate } from './account-gate';
 import { LogStore } from '../deployments/log-store';
 import {
   createdBefore,
@@ -15,6 +24,17 @@ const FAIRNESS_MEMORY_MS = 60 * 60 * 1000;
 const CANDIDATES_PER_ACCOUNT = 20;
 /** The latest claims read to learn when each waiting account was served last. */
 const RECENT_CLAIMS = 200;
+
+const CANDIDATE_FIELDS = {
+  accountId: 1,
+  projectId: 1,
+  serviceId: 1,
+  status: 1,
+  createdAt: 1,
+  attempts: 1,
+  waitingNoted: 1,
+} as const;
+type Candidate = Pick<DeploymentDoc, '_id' | keyof typeof CANDIDATE_FIELDS>;
 
 /** A worker's hold on a deployment: one attempt at running it. */
 export interface Lease {
@@ -47,11 +67,17 @@ export type LeaseState =
 export class PipelineRepository {
   private readonly logs: LogStore;
 
+  private readonly limits: AccountLimits;
+  private readonly gate: AccountGate;
+
   constructor(
     private readonly models: Models,
     logLimitBytes: number,
+    accountLimits: AccountLimitSettings,
   ) {
     this.logs = new LogStore(models, logLimitBytes);
+    this.limits = new AccountLimits(models, accountLimits);
+    this.gate = new AccountGate(models, this.limits);
   }
 
   /**
@@ -60,8 +86,10 @@ export class PipelineRepository {
    * starve another): first the accounts with the fewest deployments running, among those the
    * one served least recently (never, or longest ago), then that account's oldest deployment
    * whose service runs nothing older (one deployment of a service runs at a time: an older
-   * DEPLOYING one finishes first).
-   * The claim itself is one conditional update, so racing workers take different ones.
+   * DEPLOYING one finishes first) and that its account's limits let start (ACCOUNT_MAX_BUILDS,
+   * ACCOUNT_MAX_APPS: account-limits.ts); the ones they hold back say so in their log, once.
+   * The claim itself is one conditional update, so racing workers take different ones; a build
+   * then keeps it only when its account's limits still hold with it counted (account-gate.ts).
    */
   async claimNext(owner: string, leaseMs: number, now = new Date()): Promise<Claim | null> {
     const claimable = { status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } };
@@ -104,11 +132,22 @@ export class PipelineRepository {
 
     for (const { accountId } of order) {
       const candidates = await this.models.deployments
-        .find({ ...claimable, accountId }, { serviceId: 1, createdAt: 1 })
+        .find({ ...claimable, accountId }, CANDIDATE_FIELDS)
         .sort({ createdAt: 1 })
         .limit(CANDIDATES_PER_ACCOUNT)
-        .lean<Pick<DeploymentDoc, '_id' | 'serviceId' | 'createdAt'>[]>();
+        .lean<Candidate[]>();
+      // Read once an account's build is met, and again after a claim that did not keep its place.
+      let usage: AccountUsage | undefined;
       for (const candidate of candidates) {
+        // A DEPLOYING one (its worker lost) holds no build and is already its service's app.
+        if (candidate.status === 'BUILDING') {
+          usage ??= await this.limits.usage(accountId, undefined, now);
+          const waiting = waitingFor(candidate.serviceId, usage, this.limits.settings);
+          if (waiting) {
+            await this.noteWaiting(candidate, waiting, now);
+            continue;
+          }
+        }
         const olderRunsFirst = await this.models.deployments.exists({
           serviceId: candidate.serviceId,
           status: { $in: [...ACTIVE_STATUSES] },
@@ -117,12 +156,16 @@ export class PipelineRepository {
         if (olderRunsFirst) continue;
         const claim = await this.claim(candidate._id, owner, leaseMs, now);
         if (claim) return claim;
+        usage = undefined;
       }
     }
     return null;
   }
 
-  /** One conditional update: the deployment is ours when it was still claimable. */
+  /**
+   * One conditional update: the deployment is ours when it was still claimable. A build keeps it
+   * only when its account's limits allow it (account-gate.ts); otherwise the claim is undone.
+   */
   private async claim(
     id: Types.ObjectId,
     owner: string,
@@ -130,26 +173,78 @@ export class PipelineRepository {
     now: Date,
   ): Promise<Claim | null> {
     const leaseUntil = new Date(now.getTime() + leaseMs);
-    const doc = await this.models.deployments
+    const before = await this.models.deployments
       .findOneAndUpdate(
         { _id: id, status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } },
-        { $set: { leaseOwner: owner, leaseUntil, claimedAt: now }, $inc: { attempts: 1 } },
-        { new: true },
+        {
+          $set: { leaseOwner: owner, leaseUntil, claimedAt: now, waitingNoted: null },
+          $inc: { attempts: 1 },
+        },
       )
       .lean<DeploymentDoc>();
-    if (!doc) return null;
-    const deployment = toDeployment(doc);
-    await this.openLogs(deployment);
+    if (!before) return null;
+    const attempt = before.attempts + 1;
+    const deployment = toDeployment({
+      ...before,
+      leaseOwner: owner,
+      leaseUntil,
+      attempts: attempt,
+    });
+    // First, so that a claim seen held has its log (an undone claim leaves one: it is made once).
+    await this.openLogs(deployment.id, deployment);
+    if (before.status === 'BUILDING' && !(await this.gate.keepsItsPlace(before))) {
+      await this.undoClaim(before, owner, attempt);
+      return null;
+    }
     return {
       deployment,
       lease: {
         deploymentId: deployment.id,
         owner,
-        attempt: doc.attempts,
+        attempt,
         leaseUntil,
-        lostAttempts: doc.attempts - 1 - doc.handedBack,
+        lostAttempts: attempt - 1 - before.handedBack,
       },
     };
+  }
+
+  /** Puts back what the claim changed, unless something else changed it since (a cancel). */
+  private async undoClaim(before: DeploymentDoc, owner: string, attempt: number): Promise<void> {
+    await this.models.deployments.updateOne(
+      { _id: before._id, leaseOwner: owner, attempts: attempt },
+      {
+        $set: {
+          leaseOwner: before.leaseOwner,
+          leaseUntil: before.leaseUntil,
+          claimedAt: before.claimedAt,
+          waitingNoted: before.waitingNoted ?? null,
+        },
+        $inc: { attempts: -1 },
+      },
+    );
+  }
+
+  /**
+   * Says in the deployment's log why it waits, once a reason (`waitingNoted`): written only while
+   * nobody holds it, before any claim has written (its head's `attempt`).
+   */
+  private async noteWaiting(candidate: Candidate, waiting: Waiting, now: Date): Promise<void> {
+    if (candidate.waitingNoted === waiting.reason) return;
+    const noted = await this.models.deployments.updateOne(
+      {
+        _id: candidate._id,
+        status: 'BUILDING',
+        leaseUntil: { $lte: now },
+        waitingNoted: { $ne: waiting.reason },
+      },
+      { $set: { waitingNoted: waiting.reason } },
+    );
+    if (noted.modifiedCount !== 1) return;
+    const id = candidate._id.toHexString();
+    await this.openLogs(id, candidate);
+    await this.logs.append(id, `==> waiting: ${describeWaiting(waiting)}\n`, {
+      where: { attempt: { $lte: candidate.attempts } },
+    });
   }
 
   /** Extends the lease while the deployment is still ours and still in `status`. */
@@ -205,13 +300,18 @@ export class PipelineRepository {
   }
 
   /**
-   * The deployment's log, made on its first claim. A cascade that removed the deployment
-   * meanwhile has its log removed here too, so none outlives its deployment.
+   * The deployment's log, made on its first claim (or when it is first said to wait). A cascade
+   * that removed the deployment meanwhile has its log removed here too, so none outlives its
+   * deployment.
    */
-  private async openLogs(deployment: Deployment): Promise<void> {
-    await this.logs.create({ ...deployment, deploymentId: deployment.id });
-    if (!(await this.models.deployments.exists({ _id: new Types.ObjectId(deployment.id) }))) {
-      await this.models.logs.deleteOne({ _id: deployment.id });
+  private async openLogs(
+    deploymentId: string,
+    owner: Pick<DeploymentDoc, 'accountId' | 'projectId' | 'serviceId'>,
+  ): Promise<void> {
+    const { accountId, projectId, serviceId } = owner;
+    await this.logs.create({ deploymentId, accountId, projectId, serviceId });
+    if (!(await this.models.deployments.exists({ _id: new Types.ObjectId(deploymentId) }))) {
+      await this.models.logs.deleteOne({ _id: deploymentId });
     }
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger, OutboxWriter } from '@platform/shared';
+import type { AccountLimitSettings } from '../deployments/account-limits';
 import { DeploymentsRepository, type Deployment } from '../deployments/deployments.repository';
 import type { DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
@@ -19,6 +20,8 @@ export interface PipelineWorkerOptions {
   /** LOG_LINE_MAX_BYTES: longer lines of a step's output are cut. */
   logLineMaxBytes: number;
   concurrency: number;
+  /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS: what one account may run at once. */
+  accountLimits: AccountLimitSettings;
   /** A claim not renewed for this long is taken over by another worker. */
   leaseMs: number;
   /** How often the lease is renewed, new output written and a cancel noticed. */
@@ -68,7 +71,7 @@ export class PipelineWorker {
     this.context = {
       options: rest,
       workerId: this.workerId,
-      pipeline: new PipelineRepository(models, options.logLimitBytes),
+      pipeline: new PipelineRepository(models, options.logLimitBytes, options.accountLimits),
       deployments: new DeploymentsRepository(models, options.outbox),
       logger: options.logger.child({ component: 'pipeline', workerId: this.workerId }),
     };

@@ -1,5 +1,11 @@
-import { variableSecretContext, type SecretBox } from '@platform/shared';
-import type { BuildRef, BuildStore } from '../builds/build-store';
+import {
+  sourceProblem,
+  variableSecretContext,
+  variableValueProblem,
+  type LocalSourcePolicy,
+  type SecretBox,
+} from '@platform/shared';
+import type { BuildDirectory, BuildRef, BuildStore } from '../builds/build-store';
 import type { Deployment } from '../deployments/deployments.repository';
 import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
 import type { Sandbox, SandboxLimits, SandboxResult } from '../sandbox/sandbox';
@@ -48,12 +54,14 @@ export interface LocalStepsOptions {
   secretBox: SecretBox;
   /** The build whose app serves the service now: never pruned (see LiveBuilds). */
   liveBuildOf(serviceId: string): Promise<string | null>;
-  /** SOURCE_ALLOW_LOCAL. */
-  allowLocalSources: boolean;
+  /** SOURCE_ALLOW_LOCAL, with the platform's own trees (localSourcePolicy). */
+  sources: LocalSourcePolicy;
   /** SOURCE_FETCH_TIMEOUT. */
   fetchTimeoutMs: number;
   /** The build command's limits (STEP_TIMEOUT and the BUILD_* limits). */
   buildLimits: SandboxLimits;
+  /** BUILD_DISK_BYTES: what a build's workspace and /tmp hold together. */
+  diskBytes: number;
   /** HEALTH_CHECK_TIMEOUT. */
   healthTimeoutMs: number;
   /** How often a starting app's output is copied into the deployment's log. */
@@ -61,6 +69,10 @@ export interface LocalStepsOptions {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const formatBytes = (bytes: number) =>
+  bytes >= 1024 ** 3
+    ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB`
+    : `${+(bytes / 1024 ** 2).toFixed(1)} MiB`;
 const failed = (reason: string): StepOutcome => ({ ok: false, reason });
 const refOf = (d: Deployment, deploymentId = d.id): BuildRef => ({
   projectId: d.projectId,
@@ -84,6 +96,7 @@ export class LocalSteps implements DeploymentSteps {
     const { builds } = this.options;
     const source = await this.sourceOf(d);
     if (!source) return failed('The deployment has no source snapshot.');
+    if (typeof source === 'string') return failed(source);
     if (source.buildOf) {
       const kept = await builds.find(refOf(d, source.buildOf));
       if (!kept) return failed(`The build of deployment ${source.buildOf} is no longer kept.`);
@@ -95,7 +108,7 @@ export class LocalSteps implements DeploymentSteps {
     if (!source.repository) return failed('the service has no repository');
 
     const dir = await builds.prepare(refOf(d));
-    const outcome = await this.buildIn(dir.workspace, context, {
+    const outcome = await this.buildIn(dir, context, {
       ...source,
       repository: source.repository,
     }).catch(async (err: unknown) => {
@@ -109,7 +122,7 @@ export class LocalSteps implements DeploymentSteps {
 
   /** Fetches the commit into `workspace` and runs the build command there; keeps the result. */
   private async buildIn(
-    workspace: string,
+    { workspace, tmp }: BuildDirectory,
     context: StepContext,
     source: SourceSnapshot & { repository: string },
   ): Promise<StepOutcome> {
@@ -121,7 +134,7 @@ export class LocalSteps implements DeploymentSteps {
         branch: source.branch,
         commitHash: d.commitHash,
         into: workspace,
-        allowLocal: this.options.allowLocalSources,
+        sources: this.options.sources,
         timeoutMs: this.options.fetchTimeoutMs,
         onLog: (line) => context.line(line),
         signal,
@@ -156,6 +169,7 @@ export class LocalSteps implements DeploymentSteps {
           }
         },
         signal: AbortSignal.any([signal, outputFailed.signal]),
+        tmpDir: tmp,
       });
       if (outputError) {
         return failed(
@@ -163,7 +177,10 @@ export class LocalSteps implements DeploymentSteps {
         );
       }
       context.output(mask.flush());
-      if (result.exitCode !== 0) return failed(this.buildFailure(result));
+      if (result.exitCode !== 0) {
+        if (await builds.isFull(refOf(d))) return failed(this.diskFull());
+        return failed(this.buildFailure(result));
+      }
     } else {
       context.line('==> no build command: the checkout is the build');
     }
@@ -179,9 +196,11 @@ export class LocalSteps implements DeploymentSteps {
     const { deployment: d, signal } = context;
     const source = await this.sourceOf(d);
     if (!source) return failed('The deployment has no source snapshot.');
+    if (typeof source === 'string') return failed(source);
     if (!source.startCommand) return failed('the service has no start command');
     const build = await this.options.builds.find(refOf(d, source.buildOf ?? d.id));
     if (!build) return failed('The build of this deployment is no longer kept.');
+    await this.options.builds.open(build);
 
     const { runtime } = this.options;
     const releaseId = releaseIdOf(d.id, context.attempt);
@@ -229,11 +248,16 @@ export class LocalSteps implements DeploymentSteps {
     const running = await runtime.list();
     if (running.some((r) => r.serviceId === d.serviceId && r.live)) return null;
     const source = await this.sourceOf(d);
+    if (typeof source === 'string') {
+      why(source);
+      return null;
+    }
     const build = source && (await this.options.builds.find(refOf(d, source.buildOf ?? d.id)));
     if (!source?.startCommand || !build) {
       why('its build is no longer kept');
       return null;
     }
+    await this.options.builds.open(build);
     const releaseId = `${d.id}-restored-${Date.now().toString(36)}`;
     const started = await runtime.start(
       this.releaseOf(d, source, build.workspace, source.startCommand, releaseId),
@@ -303,8 +327,31 @@ export class LocalSteps implements DeploymentSteps {
     );
   }
 
-  private sourceOf(d: Deployment): Promise<SourceSnapshot | null> {
-    return this.options.snapshots.find(d.id);
+  /**
+   * The deployment's snapshot, checked again with the rules the projects service applies
+   * (libs/shared source-rules: the snapshot may predate them, or come from a projects service
+   * that did not apply them), secret values once opened included. A field that breaks them is
+   * the line the deployment fails with, naming it; nothing of it has reached a command line.
+   */
+  private async sourceOf(d: Deployment): Promise<SourceSnapshot | string | null> {
+    const source = await this.options.snapshots.find(d.id);
+    if (!source) return null;
+    const problem = sourceProblem(source) ?? this.secretProblem(d, source);
+    return problem ? `The service's source is refused: ${problem}` : source;
+  }
+
+  private secretProblem(d: Deployment, source: SourceSnapshot): string | null {
+    for (const [index, variable] of source.variables.entries()) {
+      if (!variable.secret) continue;
+      const problem = variableValueProblem(
+        this.options.secretBox.open(
+          variable.sealed,
+          variableSecretContext(d.serviceId, variable.name),
+        ),
+      );
+      if (problem) return `variable ${index + 1} ${variable.name} (value): ${problem}`;
+    }
+    return null;
   }
 
   private buildFailure(result: SandboxResult): string {
@@ -312,13 +359,33 @@ export class LocalSteps implements DeploymentSteps {
       case 'timeout':
         return `The build command ran longer than ${seconds(this.options.buildLimits.timeoutMs ?? 0)} and was stopped.`;
       case 'limit':
-        return `The build command went past its limits (${result.signal ?? 'killed'}) and was stopped.`;
+        return `The build command went past its ${this.limitName(result)} and was stopped.`;
       case 'cancel':
         return 'The build step was stopped.';
       default:
         return result.signal
           ? `The build command was killed by ${result.signal}.`
           : `The build command failed with exit code ${result.exitCode}.`;
+    }
+  }
+
+  private diskFull(): string {
+    const { diskBytes } = this.options;
+    return `The build filled its disk: its workspace and /tmp hold ${formatBytes(diskBytes)} at most (BUILD_DISK_BYTES).`;
+  }
+
+  /** The limit a build went past, as its log names it. */
+  private limitName(result: SandboxResult): string {
+    const { memoryBytes, processes, cpuSeconds } = this.options.buildLimits;
+    switch (result.limit) {
+      case 'memory':
+        return `memory limit (${formatBytes(memoryBytes)}, BUILD_MEMORY_BYTES)`;
+      case 'processes':
+        return `process limit (${processes}, BUILD_PROCESSES)`;
+      case 'cpu':
+        return `CPU time limit (${cpuSeconds} s, BUILD_CPU_SECONDS)`;
+      default:
+        return `limits (${result.signal ?? 'killed'})`;
     }
   }
 

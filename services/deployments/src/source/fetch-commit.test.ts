@@ -6,6 +6,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { localSourcePolicy, type LocalSources } from '@platform/shared';
 import { createAppRepository, freePort, useRunning, waitFor } from '@platform/shared/testing';
 import { fetchCommit, SourceError, type FetchCommitOptions } from './index';
 
@@ -21,6 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 const freshWorkspace = () => path.join(scratch, `workspace-${++workspaces}`, 'source');
+/** SOURCE_ALLOW_LOCAL as the service reads it, the platform's own trees refused. */
+const sourcesOf = (setting: LocalSources) => localSourcePolicy({ SOURCE_ALLOW_LOCAL: setting });
+const ANYWHERE = sourcesOf({ allow: 'anywhere' });
+const NONE = sourcesOf({ allow: 'none' });
 const revisionIn = async (dir: string) =>
   JSON.parse(await readFile(path.join(dir, 'app.json'), 'utf8')).revision as string;
 
@@ -32,7 +37,7 @@ function fetchLogged(
   const into = options.into ?? freshWorkspace();
   const result = fetchCommit({
     branch: 'main',
-    allowLocal: true,
+    sources: ANYWHERE,
     into,
     onLog: (line) => log.push(line),
     ...options,
@@ -128,13 +133,13 @@ describe('fetchCommit', () => {
     await expect(full.result).resolves.toMatchObject({ commitHash: elsewhere.hash });
   });
 
-  it('refuses a file:// repository without allowLocal, before running git', async () => {
+  it('refuses a file:// repository without SOURCE_ALLOW_LOCAL, before running git', async () => {
     const repo = repository();
     const commit = await repo.commit();
     const { result, into } = await fetchLogged({
       repository: repo.url,
       commitHash: commit.hash,
-      allowLocal: false,
+      sources: NONE,
     });
 
     await expect(result).rejects.toMatchObject({
@@ -157,19 +162,22 @@ describe('fetchCommit', () => {
     ['ext::', 'ext::sh -c touch% /tmp/pwned', 'the scheme ext: is not allowed'],
     ['fd::', 'fd::3', 'the scheme fd: is not allowed'],
     ['a local path', '/srv/git/app.git', 'it is not a URL'],
-  ])('refuses a repository URL with %s, even with allowLocal', async (_what, repository, why) => {
-    const { result } = await fetchLogged({
-      repository,
-      commitHash: 'a'.repeat(40),
-      allowLocal: true,
-    });
+  ])(
+    'refuses a repository URL with %s, even with SOURCE_ALLOW_LOCAL=true',
+    async (_what, repository, why) => {
+      const { result } = await fetchLogged({
+        repository,
+        commitHash: 'a'.repeat(40),
+        sources: ANYWHERE,
+      });
 
-    const error = (await result.catch((err: unknown) => err)) as SourceError;
-    expect(error).toBeInstanceOf(SourceError);
-    expect(error.reason).toBe('refused');
-    expect(error.message).toContain(why);
-    expect(error.message).not.toContain('s3cr3t');
-  });
+      const error = (await result.catch((err: unknown) => err)) as SourceError;
+      expect(error).toBeInstanceOf(SourceError);
+      expect(error.reason).toBe('refused');
+      expect(error.message).toContain(why);
+      expect(error.message).not.toContain('s3cr3t');
+    },
+  );
 
   it.each([
     ['a loopback literal', 'https://127.0.0.1/app.git', 'loopback address (127.0.0.1)'],
@@ -185,25 +193,28 @@ describe('fetchCommit', () => {
       'https://mixed.test/app.git',
       'link-local address (169.254.169.254)',
     ],
-  ])('refuses %s without allowLocal, checked when fetching', async (_what, repository, why) => {
-    const lookupHost = async (host: string) => {
-      if (host === 'git.internal.test') return [{ address: '10.1.2.3' }];
-      if (host === 'mixed.test')
-        return [{ address: '93.184.215.14' }, { address: '169.254.169.254' }];
-      return [{ address: '127.0.0.1' }];
-    };
-    const { result } = await fetchLogged({
-      repository,
-      commitHash: 'a'.repeat(40),
-      allowLocal: false,
-      lookupHost,
-    });
+  ])(
+    'refuses %s without SOURCE_ALLOW_LOCAL, checked when fetching',
+    async (_what, repository, why) => {
+      const lookupHost = async (host: string) => {
+        if (host === 'git.internal.test') return [{ address: '10.1.2.3' }];
+        if (host === 'mixed.test')
+          return [{ address: '93.184.215.14' }, { address: '169.254.169.254' }];
+        return [{ address: '127.0.0.1' }];
+      };
+      const { result } = await fetchLogged({
+        repository,
+        commitHash: 'a'.repeat(40),
+        sources: NONE,
+        lookupHost,
+      });
 
-    await expect(result).rejects.toMatchObject({
-      reason: 'refused',
-      message: expect.stringContaining(why),
-    });
-  });
+      await expect(result).rejects.toMatchObject({
+        reason: 'refused',
+        message: expect.stringContaining(why),
+      });
+    },
+  );
 
   it('says it could not fetch a repository that does not exist', async () => {
     const missing = `file://${scratch}/nothing-here.git`;
@@ -248,7 +259,7 @@ describe('fetchCommit', () => {
       await Promise.all(closers.splice(0).map((close) => close()));
     });
 
-    it('fetches exactly the commit from an http:// repository with allowLocal', async () => {
+    it('fetches exactly the commit from an http:// repository with SOURCE_ALLOW_LOCAL=true', async () => {
       const repo = repository();
       const wanted = await repo.commit();
       await repo.commit();
@@ -353,7 +364,7 @@ describe('fetchCommit', () => {
       const { result, into } = fetchLogged({
         repository: 'https://slow-dns.test/app.git',
         commitHash: 'c'.repeat(40),
-        allowLocal: false,
+        sources: NONE,
         timeoutMs: 300,
         lookupHost: () => new Promise(() => undefined),
       });

@@ -2,7 +2,13 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { LookupHost } from '@platform/shared';
+import {
+  allowsLocalFiles,
+  allowsLocalNetwork,
+  isBranchName,
+  type LocalSourcePolicy,
+  type LookupHost,
+} from '@platform/shared';
 import { checkRepository, displayUrl } from './repository-url';
 import { SourceError } from './source-error';
 
@@ -15,8 +21,8 @@ export interface FetchCommitOptions {
   commitHash: string;
   /** The workspace: a directory that does not exist yet (or is empty); removed if the fetch fails. */
   into: string;
-  /** SOURCE_ALLOW_LOCAL: `http:` and `file:` URLs and private hosts are allowed (local stack). */
-  allowLocal: boolean;
+  /** SOURCE_ALLOW_LOCAL: which `http:` and `file:` URLs and private hosts are allowed. */
+  sources: LocalSourcePolicy;
   /** The whole fetch's time limit (SOURCE_FETCH_TIMEOUT); default 2 minutes. */
   timeoutMs?: number;
   /** Receives each line the deployment's log should show. */
@@ -71,12 +77,21 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
     if (!/^[0-9a-f]{7,64}$/.test(commitHash)) {
       throw new SourceError('invalid', `${options.commitHash} is not a commit hash (7 to 64 hex)`);
     }
+    // The API's rule (libs/shared), again: a branch reaches git's command line. JSON keeps a
+    // NUL or a newline from reaching the log line that says so.
     if (!isBranchName(options.branch)) {
-      throw new SourceError('invalid', `${options.branch} is not a branch name`);
+      throw new SourceError('invalid', `${JSON.stringify(options.branch)} is not a branch name`);
     }
     log(`==> fetching commit ${commitHash} (branch ${options.branch}) from ${shown}`);
     // A name lookup has no signal of its own: the time limit and a cancel stop the wait.
-    const checked = await untilStopped(checkRepository(options.repository, options), stop, stopped);
+    const checked = await untilStopped(
+      checkRepository(options.repository, {
+        sources: options.sources,
+        lookupHost: options.lookupHost,
+      }),
+      stop,
+      stopped,
+    );
 
     await prepareWorkspace(options.into);
     created = true;
@@ -84,7 +99,7 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
     const git = gitRunner({
       cwd: options.into,
       home,
-      allowLocal: options.allowLocal,
+      sources: options.sources,
       pinned: checked.pinnedAddresses,
       signal: stop,
     });
@@ -105,7 +120,7 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
     };
 
     await mustGit(['init', '--quiet']);
-    await mustGit(['remote', 'add', 'origin', checked.url.href]);
+    await mustGit(['remote', 'add', '--end-of-options', 'origin', checked.url.href]);
     const fullHash = await fetchObjects(
       { gitOrStopped, mustGit },
       commitHash,
@@ -121,7 +136,7 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
       'checkout',
       '--quiet',
       '--detach',
-      fullHash,
+      fullHash, // hexadecimal: checked above, or a line of rev-list
     ]);
     if (checkout.code !== 0) {
       throw new SourceError(
@@ -165,23 +180,27 @@ async function fetchObjects(
   branch: string,
   shown: string,
 ): Promise<string> {
-  const fetch = async (args: string[]) => {
+  const fetch = async (options: string[], refs: string[]) => {
     const fetched = await gitOrStopped([
       'fetch',
       '--quiet',
       '--no-tags',
       '--no-recurse-submodules',
-      ...args,
+      ...options,
+      '--end-of-options',
+      'origin',
+      ...refs,
     ]);
     if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, branch, shown);
   };
+  // The branch only ever inside a full ref name, after --end-of-options: never an option.
   const branchRef = `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
   if (FULL_HASH.test(commitHash)) {
-    await fetch(['--depth=1', 'origin', commitHash, branchRef]);
+    await fetch(['--depth=1'], [commitHash, branchRef]);
     return commitHash;
   }
-  await fetch(['--filter=tree:0', 'origin', branchRef]);
-  const history = await mustGit(['rev-list', `refs/remotes/origin/${branch}`]);
+  await fetch(['--filter=tree:0'], [branchRef]);
+  const history = await mustGit(['rev-list', '--end-of-options', `refs/remotes/origin/${branch}`]);
   const matches = history.stdout.split('\n').filter((hash) => hash.startsWith(commitHash));
   if (matches.length === 0) {
     throw new SourceError(
@@ -214,20 +233,6 @@ function untilStopped<T>(work: Promise<T>, signal: AbortSignal, stopped: () => E
       },
     );
   });
-}
-
-function isBranchName(name: string): boolean {
-  return (
-    /^[A-Za-z0-9._/-]{1,255}$/.test(name) &&
-    !name.startsWith('-') &&
-    !name.startsWith('/') &&
-    !name.endsWith('/') &&
-    !name.endsWith('.lock') &&
-    !name.endsWith('.') &&
-    !name.includes('..') &&
-    !name.includes('//') &&
-    !name.split('/').some((part) => part.startsWith('.'))
-  );
 }
 
 async function prepareWorkspace(into: string): Promise<void> {
@@ -287,20 +292,21 @@ interface GitResult {
 function gitRunner({
   cwd,
   home,
-  allowLocal,
+  sources,
   pinned,
   signal,
 }: {
   cwd: string;
   home: string;
-  allowLocal: boolean;
+  sources: LocalSourcePolicy;
   pinned: string[];
   signal: AbortSignal;
 }) {
   const settings = [
     'protocol.allow=never',
     'protocol.https.allow=always',
-    ...(allowLocal ? ['protocol.http.allow=always', 'protocol.file.allow=always'] : []),
+    ...(allowsLocalNetwork(sources.setting) ? ['protocol.http.allow=always'] : []),
+    ...(allowsLocalFiles(sources.setting) ? ['protocol.file.allow=always'] : []),
     'credential.helper=',
     'http.followRedirects=false',
     'core.hooksPath=/dev/null',

@@ -1,9 +1,19 @@
 import { isIP } from 'node:net';
-import { classifyAddress, systemLookupHost, type LookupHost } from '@platform/shared';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  allowsLocalFiles,
+  allowsLocalNetwork,
+  checkLocalRepository,
+  classifyAddress,
+  systemLookupHost,
+  type LocalSourcePolicy,
+  type LookupHost,
+} from '@platform/shared';
 import { SourceError } from './source-error';
 
 /** A repository URL the fetch may use, and how git must reach it. */
 export interface CheckedRepository {
+  /** What git is given: for a `file:` URL, the real path checked (symlinks resolved). */
   url: URL;
   /**
    * `http.curloptResolve` entries (`host:port:address`) that pin git's connection to the
@@ -31,14 +41,20 @@ export function displayUrl(repository: string): string {
 
 /**
  * Checks `repository` as the contract's service settings require, at the moment of fetching:
- * `https:` always, `http:` and `file:` only with `allowLocal` (SOURCE_ALLOW_LOCAL), no
- * credentials, and (unless `allowLocal`) a host whose every address is public (the webhook
- * rule, `classifyAddress`). Throws a `SourceError` ('refused' or 'unreachable') saying why.
+ * `https:` always; `http:` and hosts with non-public addresses (the webhook rule,
+ * `classifyAddress`) only with SOURCE_ALLOW_LOCAL=true; `file:` with SOURCE_ALLOW_LOCAL=true or a
+ * directory, its real path (symlinks resolved now) inside that directory and never in the
+ * platform's own files (`checkLocalRepository`); no credentials. Throws a `SourceError`
+ * ('refused' or 'unreachable') saying why.
  */
 export async function checkRepository(
   repository: string,
-  { allowLocal, lookupHost = systemLookupHost }: { allowLocal: boolean; lookupHost?: LookupHost },
+  {
+    sources,
+    lookupHost = systemLookupHost,
+  }: { sources: LocalSourcePolicy; lookupHost?: LookupHost },
 ): Promise<CheckedRepository> {
+  const allowLocal = allowsLocalNetwork(sources.setting);
   const shown = displayUrl(repository);
   const refuse = (why: string) =>
     new SourceError('refused', `repository ${shown} is refused: ${why}`);
@@ -48,7 +64,11 @@ export async function checkRepository(
   } catch {
     throw refuse('it is not a URL (https://host/path)');
   }
-  const allowed = allowLocal ? ['https:', 'http:', 'file:'] : ['https:'];
+  const allowed = [
+    'https:',
+    ...(allowLocal ? ['http:'] : []),
+    ...(allowsLocalFiles(sources.setting) ? ['file:'] : []),
+  ];
   if (!allowed.includes(url.protocol)) {
     throw refuse(`the scheme ${url.protocol} is not allowed (${allowed.join(', ')} only)`);
   }
@@ -57,7 +77,10 @@ export async function checkRepository(
     if (url.hostname !== '' && url.hostname !== 'localhost') {
       throw refuse('a file: URL names no host');
     }
-    return { url, pinnedAddresses: [] };
+    const local = await checkLocalRepository(sources, fileURLToPath(url));
+    if ('problem' in local) throw refuse(local.problem);
+    // git reads the directory just checked, not whatever a symlink leads to later.
+    return { url: pathToFileURL(local.realPath), pinnedAddresses: [] };
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];

@@ -4,6 +4,7 @@ import {
   connectMongo,
   parseConfig,
   type DeploymentStatusChangedEvent,
+  unmountUnder,
 } from '@platform/shared';
 import {
   requestJson,
@@ -68,6 +69,8 @@ const TEST_PIPELINE: ServiceEnv = {
   PIPELINE_POLL_INTERVAL: '200ms',
   // As main.ts would read it from the environment (the supervisor starts with it).
   PATH: process.env.PATH,
+  // What counts as public on this machine's network (scripts/infra/registry-egress.sh).
+  SANDBOX_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
 };
 
 export interface HarnessOptions {
@@ -143,6 +146,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     await projects.close();
     await appRepository.close();
     await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+    await unmountUnder(scratch);
     await rm(scratch, { recursive: true, force: true });
     throw err;
   }
@@ -320,6 +324,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       await appRepository.close();
       // The supervisor outlives the service by design; a test's goes with its apps.
       await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+      await unmountUnder(scratch);
       await rm(scratch, { recursive: true, force: true });
       const connection = await connectMongo({
         url: config.MONGO_URL,

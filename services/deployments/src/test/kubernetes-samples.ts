@@ -3,7 +3,10 @@ import type { DeploymentSpec, KubernetesRunnerSettings } from '../runtime/kubern
 /** A cluster's runner settings, for tests of the generated objects (here and in manifest-check). */
 export const sampleRunnerSettings: KubernetesRunnerSettings = {
   buildNamespace: 'platform-builds',
-  appNamespace: 'platform-apps',
+  appNamespacePrefix: 'tenant',
+  ingressControllerNamespace: 'ingress-nginx',
+  clusterCidrs: ['10.96.0.0/12', '10.244.0.0/16'],
+  projectQuota: { cpu: '4', memory: '4Gi', pods: 20 },
   registry: 'registry.example.com/apps',
   appsDomain: 'apps.example.com',
   ingressClassName: 'nginx',

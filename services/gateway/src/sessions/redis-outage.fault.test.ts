@@ -22,8 +22,10 @@ async function startPrivateRedis() {
   const infra = (command: 'start' | 'stop') =>
     run('bash', [INFRA_SCRIPT, command, 'redis'], { env });
   await infra('start');
+  // With the password this machine's local Redis asks for (scripts/infra/redis.sh).
+  const { stdout } = await run('bash', [INFRA_SCRIPT, 'url', 'redis'], { env });
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: stdout.trim().replace(/^REDIS_URL=/, ''),
     start: () => infra('start'),
     stop: () => infra('stop'),
     async remove() {

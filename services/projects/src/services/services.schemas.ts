@@ -1,75 +1,32 @@
 import { z } from 'zod';
-import { multilineText, validationError, type OwnedResource } from '@platform/shared';
+import {
+  branchRule,
+  commandRule,
+  healthCheckPathRule,
+  repositoryRule,
+  rootDirectoryRule,
+  validationError,
+  type OwnedResource,
+} from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
 import { DEFAULT_SETTINGS, type ServiceSettings } from './services.model';
 import type { Service } from './services.repository';
 
-export const COMMAND_MAX_LENGTH = 1_000;
-const URL_MAX_LENGTH = 2_000;
-const PATH_MAX_LENGTH = 1_000;
-const BRANCH_MAX_LENGTH = 255;
-
-const CONTROL_CHARACTERS = /\p{Cc}/u;
-
-/** Schemes a repository URL may have; http and file only with SOURCE_ALLOW_LOCAL. */
-export const REPOSITORY_SCHEMES = ['https:', 'http:', 'file:'];
+// Each field's rules are libs/shared's source-rules (what NUL, newlines and a leading dash do in
+// each), which the deployments service applies again to the snapshot it builds from. What is
+// added here is the API's leniency: surrounding spaces trimmed, a root directory normalised.
 
 /**
  * A git URL: https, http or file, no credentials in it. Whether http/file and private hosts are
  * allowed depends on the setting SOURCE_ALLOW_LOCAL: ServicesService checks that.
  */
-const repositorySchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty: null means no repository')
-  .max(URL_MAX_LENGTH, `must be at most ${URL_MAX_LENGTH} characters`)
-  .superRefine((text, ctx) => {
-    const problem = repositoryProblem(text);
-    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
-  });
+const repositorySchema = repositoryRule(
+  z.string().trim().min(1, 'must not be empty: null means no repository'),
+);
 
-function repositoryProblem(text: string): string | null {
-  if (text === '') return null; // said by min(1)
-  if (CONTROL_CHARACTERS.test(text)) return 'must not contain control characters';
-  if (!URL.canParse(text)) return 'must be an absolute URL such as https://host/owner/repo.git';
-  const url = new URL(text);
-  if (!REPOSITORY_SCHEMES.includes(url.protocol)) return 'must be an https:// URL';
-  if (url.username || url.password) {
-    return 'must not contain credentials: the repository must be readable without them';
-  }
-  if (url.protocol !== 'file:' && !url.hostname) return 'must name a host';
-  if (url.protocol === 'file:' && (url.hostname || url.pathname === '/')) {
-    return 'must be a file:///absolute/path URL';
-  }
-  return null;
-}
+const branchSchema = branchRule(z.string().trim());
 
-/** A git branch name, as `git check-ref-format --branch` would take it. */
-const branchSchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(BRANCH_MAX_LENGTH, `must be at most ${BRANCH_MAX_LENGTH} characters`)
-  .refine(
-    (branch) =>
-      !/[\p{Cc}\s~^:?*[\\]/u.test(branch) &&
-      !/(^[-/.]|\/\.|\.\.|\/\/|@\{|[/.]$|\.lock$|\.lock\/)/.test(branch) &&
-      branch !== '@',
-    'must be a valid git branch name',
-  );
-
-/** A relative directory inside the repository: no `..`, no leading `/`. */
-const rootDirectorySchema = z
-  .string()
-  .trim()
-  .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
-  // One pattern (control characters as ranges), so that the API document carries it.
-  .regex(
-    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-    /^(?:[^/\x00-\x1f\x7f-\x9f\\][^\x00-\x1f\x7f-\x9f\\]*)?$/,
-    'must be relative to the repository (no leading /), without control characters or backslashes',
-  )
-  .refine((dir) => !dir.split('/').includes('..'), 'must stay inside the repository (no ..)')
+const rootDirectorySchema = rootDirectoryRule(z.string().trim())
   // `apps/web/` and `./apps/web` name `apps/web`; `.` names the repository's root.
   .transform((dir) =>
     dir
@@ -79,17 +36,11 @@ const rootDirectorySchema = z
   );
 
 // Commands may span lines (run with sh -c); an empty one is no command.
-const commandSchema = multilineText(COMMAND_MAX_LENGTH).transform((command) =>
+const commandSchema = commandRule().transform((command) =>
   command.trim() === '' ? null : command,
 );
 
-const healthCheckPathSchema = z
-  .string()
-  .trim()
-  .max(PATH_MAX_LENGTH, `must be at most ${PATH_MAX_LENGTH} characters`)
-  // Control characters as ranges (not \p{Cc}): the API document carries this pattern.
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  .regex(/^\/[^\s\x00-\x1f\x7f-\x9f#]*$/, 'must be a path starting with / (no spaces or #)');
+const healthCheckPathSchema = healthCheckPathRule(z.string().trim());
 
 /** `null` puts a setting with a default back to it (contracts.md: null clears). */
 const orDefault = <T extends z.ZodTypeAny>(schema: T, fallback: z.output<T>) =>
@@ -101,16 +52,17 @@ const orDefault = <T extends z.ZodTypeAny>(schema: T, fallback: z.output<T>) =>
 /** What each setting means, as the API document says it (tools/openapi). */
 export const SETTING_DESCRIPTIONS = {
   repository:
-    'A git URL: `https://host/owner/repo.git`. No credentials inside it; a host that resolves to a loopback, private, shared, link-local or multicast address is 400. `http://` and `file:///path` only when the platform runs with `SOURCE_ALLOW_LOCAL=true` (the local stack). null: no repository (a deployment then fails at once).',
-  branch: 'A git branch name, fetched with the commit. Default `main`.',
+    "A git URL: `https://host/owner/repo.git`. No credentials inside it, no control characters; a host that resolves to a loopback, private, shared, link-local or multicast address is 400. `http://`, private hosts and `file:///path` only when the platform runs with `SOURCE_ALLOW_LOCAL=true` (the local stack); with `SOURCE_ALLOW_LOCAL=<directory>`, `file://` repositories under that directory only. A `file://` repository is never one of the platform's own files, whatever the setting (its real path, symlinks resolved, is checked when saved and again when fetched). null: no repository (a deployment then fails at once).",
+  branch:
+    'A git branch name, fetched with the commit. Default `main`. Refused (400): a leading `-`, spaces and control characters (NUL, newline, carriage return), and what git does not take as a branch name (`..`, `~^:?*[\\`, `@{`, a trailing `.lock`). git only ever gets it inside `refs/heads/<branch>`, after `--end-of-options`.',
   rootDirectory:
-    'Where the commands run: a path relative to the repository\'s root, without `..` or a leading `/` (`./a//b/` is stored as `a/b`). Default `""`, the root.',
+    'Where the commands run: a path relative to the repository\'s root, without `..`, a leading `/`, backslashes or control characters (NUL, newline, carriage return: 400) (`./a//b/` is stored as `a/b`). A leading `-` is allowed: the platform only ever uses it as part of the absolute path `<workspace>/<rootDirectory>`. Default `""`, the root.',
   buildCommand:
-    'Run in `rootDirectory` of the checkout to build it; null: no build step. Up to 1,000 characters, run with `sh -c`; control characters other than newline and tab are refused. An empty or blank command is stored as null.',
+    'Run in `rootDirectory` of the checkout to build it; null: no build step. Up to 1,000 characters, a script for `sh -c`: newlines and tabs are allowed (a multi-line script), other control characters (NUL, carriage return) are refused. A leading `-` is allowed: the command is only ever the text of the script, never an option of the shell. An empty or blank command is stored as null.',
   startCommand:
-    'The long-running process of the app; it must listen on `$PORT`. null: none. Up to 1,000 characters, run with `sh -c`; control characters other than newline and tab are refused. An empty or blank command is stored as null.',
+    'The long-running process of the app; it must listen on `$PORT`. null: none. Up to 1,000 characters, a script for `sh -c`: newlines and tabs are allowed, other control characters (NUL, carriage return) are refused. A leading `-` is allowed: the command is only ever the text of the script, never an option of the shell. An empty or blank command is stored as null.',
   healthCheckPath:
-    'Requested with GET once the app has started: a 2xx or 3xx answer makes the deployment live. Starts with `/`. Default `/`.',
+    'Requested with GET once the app has started: a 2xx or 3xx answer makes the deployment live. Starts with `/`; spaces, `#` and control characters (NUL, and newline and carriage return, which would split the request) are refused. Default `/`.',
 };
 
 const settingsFields = {

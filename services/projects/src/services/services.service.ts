@@ -1,4 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import {
+  allowsLocalFiles,
+  allowsLocalNetwork,
+  checkLocalRepository,
   newEvent,
   nonPublicAddressOf,
   notFound,
@@ -6,6 +10,7 @@ import {
   TOPICS,
   validationError,
   type ListQuery,
+  type LocalSourcePolicy,
   type LookupHost,
   type ServiceDeletedEvent,
 } from '@platform/shared';
@@ -18,10 +23,10 @@ import type { CreateServiceBody, UpdateServiceBody } from './services.schemas';
 /** Keeps the unpaged list of a project's services bounded, as the project quota does for projects. */
 export const SERVICES_PER_PROJECT = 1_000;
 
-/** Where a service's repository may be (the settings SOURCE_ALLOW_LOCAL). */
+/** Where a service's repository may be (the setting SOURCE_ALLOW_LOCAL). */
 export interface SourcePolicy {
   /** http://, file:// and hosts with private addresses: the local stack's fixtures. */
-  allowLocal: boolean;
+  local: LocalSourcePolicy;
   /** How host names are resolved; the system's unless a test says otherwise. */
   lookupHost?: LookupHost;
 }
@@ -109,17 +114,27 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
   }
 
   /**
-   * The part of the repository rule that depends on the settings: http:// and file:// only with
-   * SOURCE_ALLOW_LOCAL, and no host with a non-public address (the webhook rule). The fetch
-   * checks the address it dials again: DNS can change after this.
+   * The part of the repository rule that depends on the settings: http:// and private hosts only
+   * with SOURCE_ALLOW_LOCAL=true, no other host with a non-public address (the webhook rule);
+   * file:// only with SOURCE_ALLOW_LOCAL true or a directory, its real path inside that directory
+   * and never in the platform's own files. Early feedback: the fetch checks all of it again (DNS
+   * and symlinks can change after this).
    */
   private async assertRepositoryAllowed(repository: string | null | undefined): Promise<void> {
-    if (!repository || this.sources.allowLocal) return;
+    if (!repository) return;
     const url = new URL(repository);
     const refuse = (message: string) => validationError([{ path: 'repository', message }]);
-    if (url.protocol !== 'https:') {
-      throw refuse('must be an https:// URL (http:// and file:// are for the local stack only)');
+    const { local } = this.sources;
+    const httpsOnly = () =>
+      refuse('must be an https:// URL (http:// and file:// are for the local stack only)');
+    if (url.protocol === 'file:') {
+      if (!allowsLocalFiles(local.setting)) throw httpsOnly();
+      const checked = await checkLocalRepository(local, fileURLToPath(url));
+      if ('problem' in checked) throw refuse(`is refused: ${checked.problem}`);
+      return;
     }
+    if (allowsLocalNetwork(local.setting)) return;
+    if (url.protocol !== 'https:') throw httpsOnly();
     const address = await nonPublicAddressOf(url.hostname, this.sources.lookupHost);
     if (address) {
       throw refuse(

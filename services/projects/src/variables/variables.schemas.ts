@@ -1,28 +1,23 @@
 import { z } from 'zod';
+import { variableNameRule, variableValueRule } from '@platform/shared';
 import type { StoredVariable } from './variables.repository';
 
-export const VALUE_MAX_BYTES = 32 * 1024;
-
-/** A variable's name (contracts.md, Variables): `PORT` and `PLATFORM_*` are the platform's. */
-export const variableName = z
-  .string()
-  .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must match ^[A-Z_][A-Z0-9_]{0,127}$')
-  .refine((name) => name !== 'PORT' && !name.startsWith('PLATFORM_'), {
-    message: 'is reserved by the platform (PORT and names starting with PLATFORM_)',
-  })
-  .describe('`PORT` and names starting with `PLATFORM_` are reserved (400).');
+/**
+ * A variable's name (contracts.md, Variables): `PORT` and `PLATFORM_*` are the platform's. The
+ * rules are libs/shared's source-rules, which the deployments service applies again.
+ */
+export const variableName = variableNameRule().describe(
+  '`PORT` and names starting with `PLATFORM_` are reserved (400).',
+);
 
 /** The path's `:name`: one that breaks the rule is 400 VALIDATION_ERROR. */
 export const variableParams = z.object({ name: variableName });
 
 export const putVariableBody = z
   .object({
-    value: z
-      .string()
-      .refine((value) => Buffer.byteLength(value, 'utf8') <= VALUE_MAX_BYTES, {
-        message: `must be at most ${VALUE_MAX_BYTES} bytes (32 KiB)`,
-      })
-      .describe('Up to 32 KiB (32,768 bytes of UTF-8).'),
+    value: variableValueRule().describe(
+      'Up to 32 KiB (32,768 bytes of UTF-8), without the NUL character (400). Newlines and any other character are kept as they are: the value only ever reaches a build and an app as an environment variable, never as an argument.',
+    ),
     /** Absent: a new variable is plain, an existing one keeps what it was. */
     secret: z
       .boolean()

@@ -6,6 +6,7 @@ import {
   rolloutOutcome,
   type K8sObject,
 } from './objects';
+import { BLOCKED_RANGES, buildNamespaceObjects, projectNamespaceObjects } from './tenancy';
 import { sampleDeployment, sampleRunnerSettings } from '../../test/kubernetes-samples';
 
 const settings = sampleRunnerSettings;
@@ -37,10 +38,26 @@ describe('the Kubernetes runner objects', () => {
     expect(dockerfile).toContain(
       `RUN --mount=type=secret,id=env,uid=1000 ["sh","-c","set -a; . /run/secrets/env; set +a; echo \\"a\\nb\\" && make"]\n`,
     );
-    expect(dockerfile).toContain('CMD ["sh","-c","node \\"$APP\\""]\n');
+    expect(dockerfile).toContain('CMD ["sh","-c","--","node \\"$APP\\""]\n');
     expect(dockerfileOf(settings, spec({ buildCommand: null, rootDirectory: '' }))).not.toMatch(
       /^RUN|WORKDIR \/workspace\/\n/m,
     );
+  });
+
+  it('never lets a command be read as an option of sh, whatever it starts with', () => {
+    const dockerfile = dockerfileOf(
+      settings,
+      spec({ buildCommand: '-c "touch /x"', startCommand: '--rcfile /x' }),
+    );
+    const argv = [...dockerfile.matchAll(/(?:RUN --mount=\S+|CMD) (\[.*\])$/gm)].map(
+      (match) => JSON.parse(match[1]!) as string[],
+    );
+    expect(argv).toHaveLength(2);
+    const [build, start] = argv;
+    expect(build!.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(build).toHaveLength(3);
+    expect(build![2]).not.toMatch(/^-/);
+    expect(start).toEqual(['sh', '-c', '--', '--rcfile /x']);
   });
 
   it('fetches the repository and commit through the environment, not the script', () => {
@@ -62,6 +79,77 @@ describe('the Kubernetes runner objects', () => {
     });
     const ingress = byKind(releaseObjects(settings, spec()), 'Ingress') as any;
     expect(ingress.spec.rules[0].host).toBe(`${spec().serviceId}.apps.example.com`);
+  });
+});
+
+describe('what stands between a tenant and the platform', () => {
+  const projectId = spec().projectId;
+  const objects = projectNamespaceObjects(settings, projectId);
+  const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as any[];
+
+  it('runs each project’s release in a namespace of its own', () => {
+    const namespaces = new Set(releaseObjects(settings, spec()).map((o) => o.metadata.namespace));
+    expect([...namespaces]).toEqual([`tenant-${projectId}`]);
+    const other = releaseObjects(settings, spec({ projectId: '6650f1c2a9b3c4d5e6f70999' }));
+    expect(other[0]!.metadata.namespace).toBe('tenant-6650f1c2a9b3c4d5e6f70999');
+    expect(byKind(objects, 'Namespace').metadata.name).toBe(`tenant-${projectId}`);
+  });
+
+  it('enforces the restricted Pod Security Standard there (baseline for builds, for BuildKit)', () => {
+    expect(byKind(objects, 'Namespace').metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+    });
+    expect(byKind(buildNamespaceObjects(settings), 'Namespace').metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'baseline',
+    });
+  });
+
+  it('denies all traffic but the ingress controller’s in and public addresses and DNS out', () => {
+    const deny = policies.find((p) => p.metadata.name === 'default-deny');
+    expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    const allowed = policies.find((p) => p.metadata.name === 'tenant-traffic');
+    expect(allowed.spec.ingress).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+    ]);
+    const [internet, dns] = allowed.spec.egress;
+    expect(internet.to).toEqual([
+      { ipBlock: { cidr: '0.0.0.0/0', except: [...BLOCKED_RANGES, ...settings.clusterCidrs] } },
+    ]);
+    expect(internet.ports).toBeUndefined();
+    for (const range of [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '169.254.0.0/16',
+      '100.64.0.0/10',
+      '127.0.0.0/8',
+    ]) {
+      expect(BLOCKED_RANGES).toContain(range);
+    }
+    expect(dns.to[0].podSelector).toEqual({ matchLabels: { 'k8s-app': 'kube-dns' } });
+    expect(dns.ports.map((p: { port: number }) => p.port)).toEqual([53, 53]);
+  });
+
+  it('bounds the project with a ResourceQuota and each container with a LimitRange', () => {
+    expect((byKind(objects, 'ResourceQuota') as any).spec.hard).toMatchObject({
+      pods: '20',
+      'limits.cpu': '4',
+      'limits.memory': '4Gi',
+      'services.loadbalancers': '0',
+      'services.nodeports': '0',
+    });
+    expect((byKind(objects, 'LimitRange') as any).spec.limits[0]).toMatchObject({
+      type: 'Container',
+      default: { cpu: '500m', memory: '512Mi' },
+      max: { cpu: '4', memory: '4Gi' },
+    });
   });
 });
 

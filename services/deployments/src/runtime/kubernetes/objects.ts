@@ -31,8 +31,20 @@ interface ObjectMeta {
 export interface KubernetesRunnerSettings {
   /** Where builds run: BuildKit needs an unconfined seccomp profile, so not with the apps. */
   buildNamespace: string;
-  /** Where tenants' apps run (pod security `restricted`). */
-  appNamespace: string;
+  /**
+   * Each project's apps run in a namespace of their own, `<prefix>-<projectId>` (tenancy.ts:
+   * pod security `restricted`, default-deny NetworkPolicies, a ResourceQuota and a LimitRange).
+   */
+  appNamespacePrefix: string;
+  /** The ingress controller's namespace: the only one that may reach an app. */
+  ingressControllerNamespace: string;
+  /**
+   * The cluster's own ranges (pod and service CIDRs, node addresses) beyond the private ones,
+   * which tenants' pods may never reach.
+   */
+  clusterCidrs: string[];
+  /** What all the apps of one project may use together (ResourceQuota). */
+  projectQuota: { cpu: string; memory: string; pods: number };
   /** Images are pushed to `<registry>/<serviceId>:<deploymentId>`. */
   registry: string;
   /** A service answers at `https://<serviceId>.<appsDomain>`. */
@@ -73,6 +85,11 @@ const buildName = (spec: DeploymentSpec) => `build-${spec.deploymentId}`;
 const appName = (spec: Pick<DeploymentSpec, 'serviceId'>) => `app-${spec.serviceId}`;
 export const imageOf = (settings: KubernetesRunnerSettings, spec: DeploymentSpec) =>
   `${settings.registry}/${spec.serviceId}:${spec.deploymentId}`;
+/** The namespace of a project's apps. */
+export const appNamespaceOf = (
+  settings: Pick<KubernetesRunnerSettings, 'appNamespacePrefix'>,
+  projectId: string,
+) => `${settings.appNamespacePrefix}-${projectId}`;
 export const hostOf = (
   settings: KubernetesRunnerSettings,
   spec: Pick<DeploymentSpec, 'serviceId'>,
@@ -106,7 +123,7 @@ function envFile(values: Record<string, string>): string {
     .join('');
 }
 
-const RESTRICTED_CONTAINER = {
+export const RESTRICTED_CONTAINER = {
   allowPrivilegeEscalation: false,
   capabilities: { drop: ['ALL'] },
   runAsNonRoot: true,
@@ -136,7 +153,8 @@ export function dockerfileOf(settings: KubernetesRunnerSettings, spec: Deploymen
     );
   }
   lines.push(`ENV PORT=${APP_PORT}`);
-  if (spec.startCommand) lines.push(`CMD ${JSON.stringify(['sh', '-c', spec.startCommand])}`);
+  // After `--`: a command starting with `-` is never an option of sh.
+  if (spec.startCommand) lines.push(`CMD ${JSON.stringify(['sh', '-c', '--', spec.startCommand])}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -278,7 +296,7 @@ export function releaseObjects(
   spec: DeploymentSpec,
 ): K8sObject[] {
   const name = appName(spec);
-  const namespace = settings.appNamespace;
+  const namespace = appNamespaceOf(settings, spec.projectId);
   const appLabels = labels(spec, 'app');
   const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'app' };
   const envSecret = `env-${spec.deploymentId}`;
@@ -417,81 +435,4 @@ export function buildOutcome(job: {
   const failed = holds('Failed');
   if (failed) return { state: 'failed', reason: failed.reason ?? 'Failed' };
   return { state: 'running' };
-}
-
-/**
- * The namespaces the runner works in, created once by the platform team: apps under the
- * `restricted` pod security standard and a NetworkPolicy that lets in only the ingress
- * controller and lets out only to the internet and the cluster's DNS (never to the platform's
- * own services or any other private address); builds under `baseline` (rootless BuildKit needs an
- * unconfined seccomp profile) with the same egress rule.
- */
-export function namespaceObjects(
-  settings: KubernetesRunnerSettings,
-  ingressControllerNamespace: string,
-): K8sObject[] {
-  const common = {
-    'app.kubernetes.io/part-of': 'platform',
-    'app.kubernetes.io/managed-by': 'platform-deployments',
-  };
-  const internetAndDns = [
-    {
-      to: [
-        {
-          ipBlock: {
-            cidr: '0.0.0.0/0',
-            except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'],
-          },
-        },
-      ],
-    },
-    {
-      to: [
-        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
-      ],
-      ports: [
-        { protocol: 'UDP', port: 53 },
-        { protocol: 'TCP', port: 53 },
-      ],
-    },
-  ];
-  const namespace = (name: string, level: 'restricted' | 'baseline'): K8sObject => ({
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: {
-      name,
-      labels: {
-        ...common,
-        'app.kubernetes.io/name': name,
-        'pod-security.kubernetes.io/enforce': level,
-      },
-    },
-  });
-  const policy = (name: string, ingress: unknown[]): K8sObject => ({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: {
-      name: 'tenant-traffic',
-      namespace: name,
-      labels: { ...common, 'app.kubernetes.io/name': name },
-    },
-    spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'], ingress, egress: internetAndDns },
-  });
-  return [
-    namespace(settings.appNamespace, 'restricted'),
-    policy(settings.appNamespace, [
-      {
-        from: [
-          {
-            namespaceSelector: {
-              matchLabels: { 'kubernetes.io/metadata.name': ingressControllerNamespace },
-            },
-          },
-        ],
-        ports: [{ protocol: 'TCP', port: APP_PORT }],
-      },
-    ]),
-    namespace(settings.buildNamespace, 'baseline'),
-    policy(settings.buildNamespace, []),
-  ];
 }

@@ -1,24 +1,42 @@
 import express, { type Express } from 'express';
 import { z } from 'zod';
-import { errorHandler, notFoundHandler, validate, type Logger } from '@platform/shared';
+import {
+  commandRule,
+  environmentNameRule,
+  errorHandler,
+  healthCheckPathRule,
+  notFoundHandler,
+  rootDirectoryRule,
+  validate,
+  variableValueRule,
+  type Logger,
+} from '@platform/shared';
 import type { Supervisor } from './supervisor';
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'letters, digits, _ and - only');
 
+/**
+ * A release as the control API takes it. What came from a tenant (the command, the root
+ * directory, the health check path, the variables) is checked with the rules the projects and
+ * deployments services apply (libs/shared source-rules), once more where it is used: whoever
+ * reaches this socket still cannot make a field an option or a second request line. Names are
+ * checked by pattern only: the platform itself sets PATH, HOME and PLATFORM_*.
+ */
 export const releaseSpecSchema = z
   .object({
     serviceId: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and - (a host label)'),
     releaseId: id,
-    workspace: z.string().startsWith('/', 'must be an absolute path'),
-    rootDirectory: z
+    workspace: z
       .string()
-      .refine((dir) => !dir.startsWith('/') && !dir.split('/').includes('..'), 'a relative path')
-      .optional(),
-    command: z.string().min(1).max(1000),
-    env: z.record(z.string()),
-    healthCheckPath: z.string().startsWith('/'),
+      .startsWith('/', 'must be an absolute path')
+      // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+      .regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters'),
+    rootDirectory: rootDirectoryRule().optional(),
+    command: commandRule().min(1),
+    env: z.record(environmentNameRule(), variableValueRule()),
+    healthCheckPath: healthCheckPathRule(),
     healthTimeoutMs: z.number().int().positive(),
   })
   .strict();

@@ -6,7 +6,7 @@ export interface LaunchSpec {
   cwd: string;
   /** Run with `sh -c`. */
   command: string;
-  /** The app's whole environment: nothing of the launcher's own is added. */
+  /** The app's environment; the launcher adds `PORT`, where the app must listen. */
   env: Record<string, string>;
   /** Everything the process prints, stdout and stderr interleaved, as it comes. */
   onOutput: (chunk: string) => void;
@@ -15,11 +15,16 @@ export interface LaunchSpec {
 export interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The limit the app went past, when one ended it (its log names it). */
+  limit?: string;
 }
 
 /** A started app process. */
 export interface LaunchedProcess {
   pid: number;
+  /** Where the app is reached: its address (its sandbox's own) and the PORT it was given. */
+  host: string;
+  port: number;
   /** Settles once the process (and its process group) is gone, however it ended. */
   exited: Promise<ExitStatus>;
   /** SIGTERM to all its processes, SIGKILL after `graceMs` at most; resolves once it exited. */

@@ -82,7 +82,7 @@ function forward(
   mayRetry: boolean,
 ) {
   const upstream = httpRequest({
-    host: '127.0.0.1',
+    host: release.host,
     port: release.port,
     method: req.method,
     path: req.url,

@@ -1,12 +1,44 @@
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Sandbox, SandboxLimits } from '../../sandbox/sandbox';
+import type { LimitName, Sandbox, SandboxLimits } from '../../sandbox/sandbox';
 import type { ExitStatus, Launcher } from './launcher';
 
 /**
+ * The PORT of every sandboxed app: each has a network namespace and an address of its own, so
+ * they share no port space and none can take another's.
+ */
+export const APP_PORT = 8080;
+
+/** A port of the host nobody listens on now (apps without a sandbox share the host's ports). */
+async function freeHostPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const MiB = 1024 ** 2;
+
+/** How an app's log names the limit it went past. */
+function limitName(limit: LimitName, limits: SandboxLimits): string {
+  if (limit === 'memory') {
+    return `its memory limit (${Math.round(limits.memoryBytes / MiB)} MiB, RUNTIME_APP_MEMORY_BYTES)`;
+  }
+  if (limit === 'processes')
+    return `its process limit (${limits.processes}, RUNTIME_APP_PROCESSES)`;
+  return 'its CPU time limit';
+}
+
+/**
  * Apps started in the sandbox (src/sandbox): without the platform's environment, files or
- * processes, within `limits`, on the host's network so the router reaches their PORT. The stop
- * grace is the sandbox's own (its killGraceMs); a sandbox made with SANDBOX=none runs them as
- * plain processes, which the sandbox allows only in development.
+ * processes, within `limits`, each on a network of its own where the router reaches its PORT.
+ * The stop grace is the sandbox's own (its killGraceMs); a sandbox made with SANDBOX=none runs
+ * them as plain processes on a free port of the host, which the sandbox allows only in
+ * development.
  */
 export function sandboxLauncher(
   sandbox: Sandbox,
@@ -14,20 +46,24 @@ export function sandboxLauncher(
 ): Launcher {
   return {
     async start(spec) {
+      const port = sandbox.isolated ? APP_PORT : await freeHostPort();
       const handle = await sandbox.start({
         workspace: spec.workspace,
         cwd: path.relative(spec.workspace, spec.cwd) || '.',
         command: spec.command,
-        env: spec.env,
+        env: { ...spec.env, PORT: String(port) },
         limits: options.limits,
         network: options.network,
         onOutput: spec.onOutput,
       });
-      const exited = handle.exited.then(({ exitCode, signal }): ExitStatus =>
-        signal ? { code: null, signal } : { code: exitCode, signal: null },
-      );
+      const exited = handle.exited.then(({ exitCode, signal, limit }): ExitStatus => ({
+        ...(signal ? { code: null, signal } : { code: exitCode, signal: null }),
+        ...(limit && { limit: limitName(limit, options.limits) }),
+      }));
       return {
         pid: handle.pid,
+        host: handle.address,
+        port,
         exited,
         async stop() {
           await handle.stop();

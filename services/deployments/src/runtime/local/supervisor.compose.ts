@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { mkdirSync, rmSync } from 'node:fs';
 import { closeHttpServer, type Runtime } from '@platform/shared';
 import { createControlApp } from './control';
-import { Sandbox } from '../../sandbox/sandbox';
+import { Sandbox, sandboxOptions } from '../../sandbox/sandbox';
 import { createRouter } from './router';
 import { sandboxLauncher } from './sandbox-launcher';
 import { Supervisor } from './supervisor';
@@ -17,20 +17,15 @@ import { controlSocketOf, type SupervisorConfig } from './supervisor.config';
  */
 export async function composeSupervisor(config: SupervisorConfig, { logger, lifecycle }: Runtime) {
   mkdirSync(config.RUNTIME_DIR, { recursive: true, mode: 0o700 });
-  const sandbox = await Sandbox.create({
-    mode: config.SANDBOX,
-    allowUnsandboxed: config.ALLOW_UNSANDBOXED,
-    nodeEnv: config.NODE_ENV,
-    bwrap: config.SANDBOX_BWRAP,
-    uidBase: config.SANDBOX_UID_BASE,
-    killGraceMs: config.RUNTIME_STOP_GRACE,
-  });
+  const sandbox = await Sandbox.create(sandboxOptions(config, config.RUNTIME_STOP_GRACE));
   lifecycle.onShutdown('sandbox', () => sandbox.close());
   logger.info({ isolated: sandbox.isolated }, 'sandbox ready');
   const launcher = sandboxLauncher(sandbox, {
     limits: {
       memoryBytes: config.RUNTIME_APP_MEMORY_BYTES,
+      cpus: config.RUNTIME_APP_CPUS,
       processes: config.RUNTIME_APP_PROCESSES,
+      tmpBytes: config.RUNTIME_APP_TMP_BYTES,
     },
     network: true,
   });

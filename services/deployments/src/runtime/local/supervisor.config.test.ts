@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '@platform/shared';
+import { hostResolver } from '../../sandbox/network/dns-forwarder';
+import { DEFAULT_EGRESS_DENY } from '../../sandbox/network/egress-rules';
 import { supervisorConfigSchema, supervisorEnvOf } from './supervisor.config';
 
 const parse = (env: Record<string, string | undefined> = {}) =>
@@ -15,13 +17,21 @@ describe('runtime supervisor config', () => {
       ALLOW_UNSANDBOXED: false,
       SANDBOX_BWRAP: 'bwrap',
       SANDBOX_UID_BASE: 2_000_000_000,
-      RUNTIME_APP_MEMORY_BYTES: 16 * 1024 ** 3,
-      RUNTIME_APP_PROCESSES: 256,
+      SANDBOX_NETWORK_CIDR: '10.213.0.0/16',
+      SANDBOX_EGRESS_DENY: DEFAULT_EGRESS_DENY,
+      SANDBOX_EGRESS_ALLOW: [],
+      SANDBOX_DNS: hostResolver(),
+      RUNTIME_APP_MEMORY_BYTES: 512 * 1024 ** 2,
+      RUNTIME_APP_CPUS: 1,
+      RUNTIME_APP_PROCESSES: 512,
+      RUNTIME_APP_TMP_BYTES: 64 * 1024 ** 2,
       LOG_LINE_MAX_BYTES: 16 * 1024,
       RUNTIME_LOG_MAX_BYTES: 64 * 1024 ** 2,
       RUNTIME_DIR: path.join(homedir(), '.cache/platform-dev/runtime'),
       RUNTIME_ROUTER_PORT: 4020,
       PORT: 4020,
+      RUNTIME_ROUTER_HOST: '127.0.0.1',
+      HOST: '127.0.0.1',
       RUNTIME_RESTART_BACKOFF: 1_000,
       RUNTIME_RESTART_BACKOFF_MAX: 30_000,
       RUNTIME_RESTART_LIMIT: 5,

@@ -2,7 +2,13 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { baseEnv, durationEnv, portEnv } from '@platform/shared';
-import { memoryLimitEnv, processLimitEnv, sandboxEnv } from '../../sandbox/sandbox.env';
+import {
+  cpuLimitEnv,
+  memoryLimitEnv,
+  processLimitEnv,
+  sandboxEnv,
+  tmpLimitEnv,
+} from '../../sandbox/sandbox.env';
 import { DEFAULT_LOG_LINE_MAX_BYTES } from '../../pipeline/line-limit';
 
 /** Where the local runtime keeps its socket and release logs unless RUNTIME_DIR says otherwise. */
@@ -16,10 +22,14 @@ export const DEFAULT_ROUTER_PORT = 4020;
  * deployments service, which starts the supervisor with them (supervisorEnvOf).
  */
 export const runtimeEnv = z.object({
-  /** Address space of each app process. */
-  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(16 * 1024 ** 3),
+  /** Memory of an app, all its processes together, swap and its /tmp included. */
+  RUNTIME_APP_MEMORY_BYTES: memoryLimitEnv(512 * 1024 ** 2),
+  /** CPU of an app (1 = one core). */
+  RUNTIME_APP_CPUS: cpuLimitEnv(1),
   /** Processes and threads of one app at once. */
-  RUNTIME_APP_PROCESSES: processLimitEnv(256),
+  RUNTIME_APP_PROCESSES: processLimitEnv(512),
+  /** The size of an app's /tmp (memory: it counts towards RUNTIME_APP_MEMORY_BYTES). */
+  RUNTIME_APP_TMP_BYTES: tmpLimitEnv(64 * 1024 ** 2),
   /**
    * The longest line of a log, in bytes: a longer line a build or an app prints is cut, and ends
    * with a marker giving its length. At most 128 KiB, so a line fits in one read of a release log.
@@ -43,6 +53,8 @@ export const runtimeEnv = z.object({
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
   RUNTIME_ROUTER_PORT: portEnv(DEFAULT_ROUTER_PORT),
+  /** The router's address: this machine only unless a container sets 0.0.0.0 (docker-compose). */
+  RUNTIME_ROUTER_HOST: z.string().min(1).default('127.0.0.1'),
   /** Delay before the first restart of a crashed app; doubled for each further one. */
   RUNTIME_RESTART_BACKOFF: durationEnv('1s'),
   /** The longest delay between restarts. */
@@ -67,14 +79,14 @@ export const supervisorConfigSchema = z
   })
   .merge(runtimeEnv)
   .merge(sandboxEnv)
-  .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT }));
+  .transform((env) => ({ ...env, PORT: env.RUNTIME_ROUTER_PORT, HOST: env.RUNTIME_ROUTER_HOST }));
 
 /**
  * The environment a supervisor is started with, from a parsed config holding the same settings
  * (the deployments service's): each value written back the way the schema reads it.
  */
 export function supervisorEnvOf(
-  config: Omit<z.infer<typeof supervisorConfigSchema>, 'PORT'>,
+  config: Omit<z.infer<typeof supervisorConfigSchema>, 'PORT' | 'HOST'>,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   const durations = new Set([

@@ -5,6 +5,7 @@ import { testLogger } from '@platform/shared/testing';
 import { Sandbox } from '../../sandbox/sandbox';
 import type { Launcher } from './launcher';
 import { sandboxLauncher } from './sandbox-launcher';
+import { TEST_LIMITS, testSandboxOptions } from '../../sandbox/testing';
 import { Supervisor } from './supervisor';
 import { isRunning, testRelease } from './testing';
 
@@ -34,14 +35,7 @@ describe('the Supervisor (in this process)', () => {
   let runtimeDir: string;
   beforeAll(async () => {
     runtimeDir = mkdtempSync(path.join(tmpdir(), 'rt-'));
-    sandbox = await Sandbox.create({
-      mode: 'bubblewrap',
-      allowUnsandboxed: false,
-      nodeEnv: 'test',
-      bwrap: 'bwrap',
-      uidBase: 2_000_000_000,
-      killGraceMs: 2_000,
-    });
+    sandbox = await Sandbox.create(testSandboxOptions({ killGraceMs: 2_000 }));
   });
   const launchedPids: number[] = [];
   afterAll(async () => {
@@ -64,7 +58,7 @@ describe('the Supervisor (in this process)', () => {
 
   it('stops a process that was still being started when its release was stopped', async () => {
     const gated = gatedLauncher(
-      sandboxLauncher(sandbox, { limits: {}, network: true }),
+      sandboxLauncher(sandbox, { limits: TEST_LIMITS, network: true }),
       launchedPids,
     );
     const supervisor = supervisorWith(gated.launcher);

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
 import type { ExitStatus, Launcher, LaunchedProcess } from './launcher';
@@ -39,6 +38,8 @@ export interface ReleaseInfo {
   state: ReleaseState;
   /** Whether the service's URL routes to it (also while it is restarting after a crash). */
   live: boolean;
+  /** Where the router reaches its app: the app's own address in its sandbox, and its PORT. */
+  host: string;
   port: number;
   pid: number | null;
   restarts: number;
@@ -90,7 +91,8 @@ export class Release {
   readonly startedAt = new Date();
   private drained?: () => void;
 
-  /** Its app's PORT, the same across restarts; 0 until one is found. */
+  /** Where its app is reached (its sandbox's address and PORT); empty until it started. */
+  host = '';
   port = 0;
 
   constructor(
@@ -172,8 +174,7 @@ export class Supervisor {
     const release = new Release(spec, log);
     // Known from here on (a stop or a second start with its id sees it), before any wait.
     this.releases.set(spec.releaseId, release);
-    release.port = await freePort();
-    release.write(`starting \`${spec.command}\` on port ${release.port}`);
+    release.write(`starting \`${spec.command}\``);
     try {
       await this.launch(release);
     } catch (err) {
@@ -259,6 +260,7 @@ export class Supervisor {
       releaseId: release.spec.releaseId,
       state: release.state,
       live: this.liveByService.get(release.spec.serviceId) === release,
+      host: release.host,
       port: release.port,
       pid: release.process?.pid ?? null,
       restarts: release.restarts,
@@ -276,7 +278,7 @@ export class Supervisor {
       workspace: spec.workspace,
       cwd: path.join(spec.workspace, spec.rootDirectory ?? ''),
       command: spec.command,
-      env: { ...spec.env, PORT: String(release.port) },
+      env: spec.env,
       onOutput: (chunk) => {
         // Called from the process's stream: a throw would end the supervisor, and every app.
         try {
@@ -292,15 +294,19 @@ export class Supervisor {
       return;
     }
     release.process = launched;
-    release.write(`started, pid ${launched.pid}`);
+    release.host = launched.host;
+    release.port = launched.port;
+    release.write(`started, pid ${launched.pid}, PORT ${launched.port} at ${launched.host}`);
     void launched.exited
       .catch((err: Error): ExitStatus => {
         release.write(`lost track of its process: ${err.message}`);
         return { code: null, signal: null };
       })
-      .then(({ code, signal }) => {
+      .then(({ code, signal, limit }) => {
         if (release.process !== launched) return;
-        release.write(`exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+        release.write(
+          `exited with ${signal ? `signal ${signal}` : `code ${code}`}${limit ? `: it went past ${limit}` : ''}`,
+        );
         release.process = null;
         this.onExit(release);
       })
@@ -357,7 +363,7 @@ export class Supervisor {
     for (;;) {
       if (release.stopping) return 'stopped before it answered healthy';
       if (!release.process) return `exited before GET ${healthCheckPath} answered healthy`;
-      const status = await healthStatus(release.port, healthCheckPath);
+      const status = await healthStatus(release.host, release.port, healthCheckPath);
       if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
       last = typeof status === 'number' ? `status ${status}` : status;
       if (Date.now() >= deadline) {
@@ -396,23 +402,12 @@ export class Supervisor {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** The status of one `GET path`, or why there was none. */
-function healthStatus(port: number, healthPath: string): Promise<number | string> {
+function healthStatus(host: string, port: number, healthPath: string): Promise<number | string> {
   return new Promise((resolve) => {
     const req = httpGet(
       {
-        host: '127.0.0.1',
+        host,
         port,
         path: healthPath,
         agent: false,

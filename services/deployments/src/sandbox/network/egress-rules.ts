@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+
+/**
+ * What a sandbox's traffic may reach, as nftables rules (README "The sandbox", Network): every
+ * build and app has a network namespace of its own whose only way out is a veth pair
+ * (`<prefix>N` on the host) routed and masqueraded by the host.
+ * - To the host itself (any of its addresses, on any port): only the sandbox's own DNS forwarder,
+ *   port 53 of the address on its own veth; replies to connections the host opened (the router
+ *   reaching an app) pass.
+ * - Through the host: IPv4 to public addresses only. `deny` lists the ranges that are not public
+ *   (private, loopback, link-local, shared, multicast, reserved, documentation …); `allow`
+ *   overrides it for ranges a machine must reach anyway (here the package registries resolve to
+ *   a documentation range). No IPv6 at all, and no traffic between sandboxes.
+ * - A packet whose source address is not the one routed to its veth is dropped (no spoofing).
+ * - The host's own traffic to a sandbox address never leaves by another interface.
+ */
+export interface EgressPolicy {
+  /** Host-side interface names start with it (`psb`). */
+  interfacePrefix: string;
+  /** The sandboxes' addresses (SANDBOX_NETWORK_CIDR): what is masqueraded. */
+  sandboxCidr: string;
+  /** IPv4 ranges sandboxes may never reach (SANDBOX_EGRESS_DENY). */
+  deny: string[];
+  /** IPv4 ranges reachable even though `deny` holds them (SANDBOX_EGRESS_ALLOW). */
+  allow: string[];
+}
+
+export const EGRESS_TABLE = 'platform_sandbox';
+
+/** Not public: RFC 6890's special-purpose IPv4 ranges that are not globally reachable. */
+export const DEFAULT_EGRESS_DENY = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+];
+
+const set = (ranges: string[]) => (ranges.length ? `elements = { ${ranges.join(', ')} }` : '');
+
+/**
+ * The whole table, replaced in one transaction (`nft -f` applies a file atomically): the
+ * `table …; delete table …` pair makes the delete succeed whether or not it existed.
+ */
+export function egressRuleset(policy: EgressPolicy): string {
+  const iface = `"${policy.interfacePrefix}*"`;
+  return `table inet ${EGRESS_TABLE}
+delete table inet ${EGRESS_TABLE}
+table inet ${EGRESS_TABLE} {
+  set deny4 {
+    type ipv4_addr; flags interval; auto-merge
+    ${set(policy.deny)}
+  }
+  set allow4 {
+    type ipv4_addr; flags interval; auto-merge
+    ${set(policy.allow)}
+  }
+  chain input {
+    type filter hook input priority filter - 5; policy accept;
+    iifname ${iface} ct state established,related accept
+    iifname ${iface} meta nfproto ipv4 meta l4proto { udp, tcp } th dport 53 fib daddr . iif type local accept
+    iifname ${iface} meta l4proto tcp reject with tcp reset
+    iifname ${iface} reject with icmpx type admin-prohibited
+  }
+  chain forward {
+    type filter hook forward priority filter - 5; policy accept;
+    oifname ${iface} ct state established,related accept
+    oifname ${iface} drop
+    iifname ${iface} meta nfproto ipv6 reject with icmpx type admin-prohibited
+    iifname ${iface} fib saddr . iif oif missing drop
+    iifname ${iface} ip daddr @allow4 accept
+    iifname ${iface} ip daddr @deny4 meta l4proto tcp reject with tcp reset
+    iifname ${iface} ip daddr @deny4 reject with icmpx type admin-prohibited
+    iifname ${iface} accept
+  }
+  chain output {
+    type filter hook output priority filter - 5; policy accept;
+    ip daddr ${policy.sandboxCidr} oifname != ${iface} reject with icmpx type host-unreachable
+  }
+  chain postrouting {
+    type nat hook postrouting priority srcnat; policy accept;
+    ip saddr ${policy.sandboxCidr} oifname != ${iface} masquerade
+  }
+}
+`;
+}
+
+function run(file: string, args: string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let errors = '';
+    const child = spawn(file, args, {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')}: ${errors.trim()}`)),
+    );
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * Installs the rules (replacing an earlier version of them) and lets the host route the
+ * sandboxes' traffic (`net.ipv4.ip_forward`). Needs root (CAP_NET_ADMIN).
+ */
+export async function installEgressRules(
+  programs: { nft: string; ip: string },
+  policy: EgressPolicy,
+): Promise<void> {
+  await run(programs.nft, ['-f', '-'], egressRuleset(policy));
+  // A sandbox's address that is not up (yet, or any more) is unreachable, never sent out.
+  await run(programs.ip, ['route', 'replace', 'unreachable', policy.sandboxCidr], '');
+  await writeFile('/proc/sys/net/ipv4/ip_forward', '1');
+}
