@@ -10,7 +10,9 @@ const h = useHarness({
   pipeline: { LOG_LINE_MAX_BYTES: String(LINE_MAX), RUNTIME_LOG_MAX_BYTES: String(1024 * 1024) },
 });
 
-const SLOW = 120_000;
+/** How long each wait may take; a test, all of its waits. */
+const WAIT = 60_000;
+const SLOW = 3 * WAIT;
 /** Far below what any of these builds prints: the service holds none of it for long. */
 const MEMORY_BOUND = 96 * MiB;
 
@@ -21,7 +23,7 @@ async function deployPrinting(printer: string) {
     { buildCommand: `${printer}; echo; node build.js` },
   );
   const memory = watchMemory();
-  const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+  const deployed = await h.waitForStatus(service, id, 'DEPLOYED', WAIT);
   return { logs: deployed.logs as string, grewBy: memory.stop() };
 }
 
@@ -88,14 +90,14 @@ describe('what a deployed app prints', () => {
       { startCommand: `${printer}; echo; echo done-printing; exec node server.js` },
     );
     const memory = watchMemory();
-    await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
+    await h.waitForStatus(service, id, 'DEPLOYED', WAIT);
     // What the app printed goes on into the log after DEPLOYED (LiveLogs).
     const { logs } = await h.waitForDeployment(
       service,
       id,
       'the app’s output copied',
       (d) => d.logs.includes('\ndone-printing\n'),
-      SLOW,
+      WAIT,
     );
     return { logs: logs as string, grewBy: memory.stop() };
   }

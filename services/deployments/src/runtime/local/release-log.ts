@@ -120,9 +120,11 @@ export class ReleaseLog {
     }
     const marker = this.dropped > 0 ? droppedMarker(this.dropped) : '';
     this.dropped = 0;
+    const total = bytes + Buffer.byteLength(marker);
+    // Before the write, so that no half grows past its size (one write is far smaller).
+    if (this.written > 0 && this.written + total > this.halfBytes) this.rotate();
     this.stream.write(marker + text);
-    this.written += bytes + Buffer.byteLength(marker);
-    if (this.written >= this.halfBytes) this.rotate();
+    this.written += total;
   }
 
   /** The current file becomes `<file>.1` (the one before goes) and a new one starts. */

@@ -47,7 +47,7 @@ export const runtimeEnv = z.object({
   RUNTIME_LOG_MAX_BYTES: z.coerce
     .number()
     .int()
-    .min(64 * 1024, 'must be at least 65536')
+    .min(1024 ** 2, 'must be at least 1048576')
     .default(64 * 1024 ** 2),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
