@@ -362,10 +362,13 @@ export class LocalSteps implements DeploymentSteps {
         return `The build command went past its ${this.limitName(result)} and was stopped.`;
       case 'cancel':
         return 'The build step was stopped.';
-      default:
-        return result.signal
-          ? `The build command was killed by ${result.signal}.`
-          : `The build command failed with exit code ${result.exitCode}.`;
+      default: {
+        const ended = result.signal
+          ? `The build command was killed by ${result.signal}`
+          : `The build command failed with exit code ${result.exitCode}`;
+        // A fork refused at the process limit ends a shell on its own: say which limit it met.
+        return result.limit ? `${ended}: it reached its ${this.limitName(result)}.` : `${ended}.`;
+      }
     }
   }
 
