@@ -28,3 +28,4 @@ export * from './http/service-app';
 export * from './source/source-rules';
 export * from './source/local-sources';
 export * from './fs/mounts';
+export * from './process/run-program';

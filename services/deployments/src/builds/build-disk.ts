@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { chmod, mkdir, rm, statfs, truncate, writeFile } from 'node:fs/promises';
-import { mountsUnder } from '@platform/shared';
+import { mountsUnder, runProgram as run } from '@platform/shared';
 import path from 'node:path';
 
 /** Inside a build's directory: the disk's image and where it is mounted. */
@@ -8,21 +7,6 @@ const IMAGE = 'disk.img';
 const MOUNT = 'disk';
 /** Below this much free space, a failed build is said to have filled its disk. */
 const FULL_BELOW_BYTES = 1024 * 1024;
-
-function run(file: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let errors = '';
-    const child = spawn(file, args, {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-    });
-    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')}: ${errors.trim()}`)),
-    );
-  });
-}
 
 /** Where a build writes: its workspace, and the directory bound at its /tmp. */
 export interface BuildDiskPaths {

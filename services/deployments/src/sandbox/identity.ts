@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { runProgram } from '@platform/shared';
 
 const UID_POOL_SIZE = 65_536;
 
@@ -9,18 +9,7 @@ const UID_POOL_SIZE = 65_536;
  * change a file outside.
  */
 function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let errors = '';
-    const child = spawn('/usr/bin/env', ['chown', '-R', '-P', `${uid}:${gid}`, '--', dir], {
-      env: { PATH: '/usr/bin:/bin' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`chown of the workspace failed: ${errors.trim()}`)),
-    );
-  });
+  return runProgram('chown', ['-R', '-P', `${uid}:${gid}`, '--', dir]);
 }
 
 /** A uid/gid of the pool, held by one running sandbox. */

@@ -1,4 +1,5 @@
 import { APP_PORT, appNamespaceOf, type K8sObject, type KubernetesRunnerSettings } from './objects';
+import { NON_PUBLIC_IPV4_RANGES } from '../../sandbox/network/non-public-ranges';
 
 /**
  * What stands between a tenant and the platform with the Kubernetes runner (docs/tenant-isolation.md):
@@ -11,17 +12,7 @@ import { APP_PORT, appNamespaceOf, type K8sObject, type KubernetesRunnerSettings
  */
 
 /** Never reachable from a tenant's pod, whatever the cluster: within 0.0.0.0/0, IPv4. */
-export const BLOCKED_RANGES = [
-  '0.0.0.0/8',
-  '10.0.0.0/8',
-  '100.64.0.0/10',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-];
+export const BLOCKED_RANGES = NON_PUBLIC_IPV4_RANGES;
 
 const MANAGED = {
   'app.kubernetes.io/part-of': 'platform',

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { runProgram as run } from '@platform/shared';
+import { NON_PUBLIC_IPV4_RANGES } from './non-public-ranges';
 import { writeFile } from 'node:fs/promises';
 
 /**
@@ -28,24 +29,8 @@ export interface EgressPolicy {
 
 export const EGRESS_TABLE = 'platform_sandbox';
 
-/** Not public: RFC 6890's special-purpose IPv4 ranges that are not globally reachable. */
-export const DEFAULT_EGRESS_DENY = [
-  '0.0.0.0/8',
-  '10.0.0.0/8',
-  '100.64.0.0/10',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '172.16.0.0/12',
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '192.88.99.0/24',
-  '192.168.0.0/16',
-  '198.18.0.0/15',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-];
+/** What a sandbox may never reach unless SANDBOX_EGRESS_ALLOW says otherwise. */
+export const DEFAULT_EGRESS_DENY = NON_PUBLIC_IPV4_RANGES;
 
 const set = (ranges: string[]) => (ranges.length ? `elements = { ${ranges.join(', ')} }` : '');
 
@@ -94,23 +79,6 @@ table inet ${EGRESS_TABLE} {
   }
 }
 `;
-}
-
-function run(file: string, args: string[], input: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let errors = '';
-    const child = spawn(file, args, {
-      stdio: ['pipe', 'ignore', 'pipe'],
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-    });
-    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')}: ${errors.trim()}`)),
-    );
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
 }
 
 /**

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { ProgramError, runProgram as run } from '@platform/shared';
 import { AddressPool, type SandboxAddresses } from './address-pool';
 import { startDnsForwarder, type DnsForwarder } from './dns-forwarder';
 
@@ -33,32 +33,6 @@ export interface SandboxNetwork {
   close(): Promise<void>;
 }
 
-const ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-
-function run(file: string, args: string[], input?: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let errors = '';
-    const child = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'], env: ENV });
-    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new NetworkCommandError(file, args, errors.trim())),
-    );
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input ?? '');
-  });
-}
-
-class NetworkCommandError extends Error {
-  constructor(
-    file: string,
-    args: string[],
-    readonly stderr: string,
-  ) {
-    super(`${file} ${args.join(' ')}: ${stderr}`);
-  }
-}
-
 /** Makes sandbox networks; each takes a free /30 of the range, across processes. */
 export class SandboxNetworks {
   private readonly pool: AddressPool;
@@ -80,7 +54,7 @@ export class SandboxNetworks {
       try {
         await run(this.settings.ip, ['-batch', '-'], this.hostSide(name, addresses));
       } catch (err) {
-        if (err instanceof NetworkCommandError && /File exists/.test(err.stderr)) continue;
+        if (err instanceof ProgramError && /File exists/.test(err.stderr)) continue;
         throw err;
       }
       return this.configured(name, addresses).catch(async (err: unknown) => {
