@@ -1,10 +1,4 @@
-import {
-  createAppRepository,
-  FIXTURE_APP,
-  requestJson,
-  startTestServer,
-  waitFor,
-} from '@platform/shared/testing';
+import { createAppRepository, FIXTURE_APP, requestJson, waitFor } from '@platform/shared/testing';
 import { clientWithService } from '../support/fixtures';
 import { ownRuntime, requireLocalStack, stackSecret, startKillableService } from '../support/stack';
 
@@ -15,16 +9,9 @@ describe('the deployments pipeline killed mid-build', () => {
   beforeAll(requireLocalStack);
 
   it('leaves no deployment BUILDING: a restarted worker takes it over and finishes it', async () => {
-    // The build asks this server which run it is (the sandbox sees no file of the host): the
-    // first run hangs, a rerun goes on to build.
-    let runs = 0;
-    const gate = await startTestServer((_req, res) => {
-      runs += 1;
-      res.end(runs === 1 ? 'first run' : 'rerun');
-    });
+    // The build takes a few seconds: long enough to be killed in the middle, short for a rerun.
     const repository = await createAppRepository();
     const commit = await repository.commit();
-    const ask = `fetch('${gate.url}/run').then((r) => r.text()).then((t) => { console.log(t); if (t === 'first run') setTimeout(() => {}, 60000); })`;
     const runtime = ownRuntime(ROUTER_PORT);
     const deployments = await startKillableService('deployments', PORT, {
       ...runtime.env,
@@ -34,7 +21,7 @@ describe('the deployments pipeline killed mid-build', () => {
       const { accountId, projectId, serviceId } = await clientWithService('Pipeline killed', {
         repository: repository.url,
         ...FIXTURE_APP,
-        buildCommand: `node -e "${ask}" && ${FIXTURE_APP.buildCommand}`,
+        buildCommand: `echo build started; sleep 6; ${FIXTURE_APP.buildCommand}`,
       });
       // requestJson signs each request: an identity is for one request and lives 60 s.
       const identity = {
@@ -50,7 +37,13 @@ describe('the deployments pipeline killed mid-build', () => {
       });
       expect(trigger.status).toBe(201);
       const id = trigger.body.id as string;
-      await waitFor(() => runs === 1, { timeoutMs: 20_000, what: 'the build to start' });
+      await waitFor(
+        async () => {
+          const res = await requestJson(`${base}/${id}`, { identity });
+          return String(res.body?.logs ?? '').includes('\nbuild started\n');
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the build to start' },
+      );
 
       await deployments.crash();
       await deployments.restart();
@@ -63,11 +56,10 @@ describe('the deployments pipeline killed mid-build', () => {
         { timeoutMs: 45_000, intervalMs: 250, what: 'the deployment to leave BUILDING' },
       );
       expect(done.status).toBe('DEPLOYED');
-      expect(done.logs).toContain('rerun');
+      expect(done.logs).toContain('Attempt 2');
     } finally {
       await deployments.stop();
       await runtime.stop();
-      await gate.close();
       await repository.close();
     }
   });

@@ -9,6 +9,9 @@ declare global {
  * worker through the environment. With several jest projects it runs once per project; after
  * the first, the environment is already set and it returns at once.
  */
+/** A URL as it may be printed: its password (the local Redis has one) replaced. */
+const withoutPassword = (url: string) => url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:****@');
+
 export default async function globalSetup(): Promise<void> {
   if (globalThis.__PLATFORM_TEST_INFRA__) return;
   const infra = await resolveTestInfra();
@@ -19,6 +22,6 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, infra.kafkaAuth);
   process.stderr.write(
     `\ntest infrastructure (${infra.source}): ${infra.MONGO_URL} ${infra.KAFKA_BROKERS}` +
-      ` (Kafka user: ${infra.kafkaAuth.KAFKA_SASL_USERNAME ?? 'none'}) ${infra.REDIS_URL}\n`,
+      ` (Kafka user: ${infra.kafkaAuth.KAFKA_SASL_USERNAME ?? 'none'}) ${withoutPassword(infra.REDIS_URL)}\n`,
   );
 }

@@ -1,17 +1,14 @@
-import {
-  sourceProblem,
-  variableSecretContext,
-  variableValueProblem,
-  type LocalSourcePolicy,
-  type SecretBox,
-} from '@platform/shared';
+import type { LocalSourcePolicy, SecretBox } from '@platform/shared';
 import type { BuildDirectory, BuildRef, BuildStore } from '../builds/build-store';
 import type { Deployment } from '../deployments/deployments.repository';
 import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
-import type { Sandbox, SandboxLimits, SandboxResult } from '../sandbox/sandbox';
+import type { Sandbox, SandboxLimits } from '../sandbox/sandbox';
 import { fetchCommit } from '../source/fetch-commit';
 import { SourceError } from '../source/source-error';
-import type { SourceSnapshot, SourceSnapshots } from '../source/snapshot';
+import type { SourceSnapshots } from '../source/snapshot';
+import { buildFailure, diskFull } from './build-failure';
+import { followReleaseLog } from './release-log-follower';
+import { environmentOf, openSource, secretValuesOf, type OpenedSource } from './deployment-source';
 import { SecretMask } from './secret-mask';
 
 /** What a step gets from the run that holds the deployment. */
@@ -68,11 +65,6 @@ export interface LocalStepsOptions {
   logPollMs: number;
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const formatBytes = (bytes: number) =>
-  bytes >= 1024 ** 3
-    ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB`
-    : `${+(bytes / 1024 ** 2).toFixed(1)} MiB`;
 const failed = (reason: string): StepOutcome => ({ ok: false, reason });
 const refOf = (d: Deployment, deploymentId = d.id): BuildRef => ({
   projectId: d.projectId,
@@ -94,7 +86,7 @@ export class LocalSteps implements DeploymentSteps {
   async build(context: StepContext): Promise<StepOutcome> {
     const { deployment: d } = context;
     const { builds } = this.options;
-    const source = await this.sourceOf(d);
+    const source = await openSource(d, this.options.snapshots, this.options.secretBox);
     if (!source) return failed('The deployment has no source snapshot.');
     if (typeof source === 'string') return failed(source);
     if (source.buildOf) {
@@ -124,7 +116,7 @@ export class LocalSteps implements DeploymentSteps {
   private async buildIn(
     { workspace, tmp }: BuildDirectory,
     context: StepContext,
-    source: SourceSnapshot & { repository: string },
+    source: OpenedSource & { repository: string },
   ): Promise<StepOutcome> {
     const { deployment: d, signal } = context;
     const { builds, buildLimits } = this.options;
@@ -147,7 +139,7 @@ export class LocalSteps implements DeploymentSteps {
 
     if (source.buildCommand) {
       context.line(`==> running the build command: ${source.buildCommand}`);
-      const mask = new SecretMask(this.secretValues(d, source));
+      const mask = new SecretMask(secretValuesOf(source));
       // Called from the build's output stream, where a throw would end the service: it ends
       // this build instead.
       const outputFailed = new AbortController();
@@ -156,7 +148,7 @@ export class LocalSteps implements DeploymentSteps {
         workspace,
         cwd: source.rootDirectory,
         command: source.buildCommand,
-        env: this.environmentOf(d, source),
+        env: environmentOf(d, source, this.options.sandbox.defaultPath),
         limits: buildLimits,
         network: true,
         onOutput: (chunk) => {
@@ -178,8 +170,8 @@ export class LocalSteps implements DeploymentSteps {
       }
       context.output(mask.flush());
       if (result.exitCode !== 0) {
-        if (await builds.isFull(refOf(d))) return failed(this.diskFull());
-        return failed(this.buildFailure(result));
+        if (await builds.isFull(refOf(d))) return failed(diskFull(this.options.diskBytes));
+        return failed(buildFailure(result, this.options.buildLimits));
       }
     } else {
       context.line('==> no build command: the checkout is the build');
@@ -194,7 +186,7 @@ export class LocalSteps implements DeploymentSteps {
 
   async deploy(context: StepContext): Promise<StepOutcome> {
     const { deployment: d, signal } = context;
-    const source = await this.sourceOf(d);
+    const source = await openSource(d, this.options.snapshots, this.options.secretBox);
     if (!source) return failed('The deployment has no source snapshot.');
     if (typeof source === 'string') return failed(source);
     if (!source.startCommand) return failed('the service has no start command');
@@ -204,11 +196,14 @@ export class LocalSteps implements DeploymentSteps {
 
     const { runtime } = this.options;
     const releaseId = releaseIdOf(d.id, context.attempt);
-    const mask = new SecretMask(this.secretValues(d, source));
+    const mask = new SecretMask(secretValuesOf(source));
     const stopOnAbort = () => void runtime.stopRelease(releaseId).catch(() => undefined);
     signal.addEventListener('abort', stopOnAbort, { once: true });
-    const following = this.followLog(runtime, releaseId, (text) =>
-      context.output(mask.write(text)),
+    const following = followReleaseLog(
+      runtime,
+      releaseId,
+      (text) => context.output(mask.write(text)),
+      this.options.logPollMs,
     );
     try {
       const started = await runtime.start(
@@ -247,7 +242,7 @@ export class LocalSteps implements DeploymentSteps {
     const { runtime } = this.options;
     const running = await runtime.list();
     if (running.some((r) => r.serviceId === d.serviceId && r.live)) return null;
-    const source = await this.sourceOf(d);
+    const source = await openSource(d, this.options.snapshots, this.options.secretBox);
     if (typeof source === 'string') {
       why(source);
       return null;
@@ -273,7 +268,7 @@ export class LocalSteps implements DeploymentSteps {
   /** What the runtime starts for the deployment: its start command from its build. */
   private releaseOf(
     d: Deployment,
-    source: SourceSnapshot,
+    source: OpenedSource,
     workspace: string,
     command: string,
     releaseId: string,
@@ -284,147 +279,9 @@ export class LocalSteps implements DeploymentSteps {
       workspace,
       rootDirectory: source.rootDirectory,
       command,
-      env: this.environmentOf(d, source),
+      env: environmentOf(d, source, this.options.sandbox.defaultPath),
       healthCheckPath: source.healthCheckPath,
       healthTimeoutMs: this.options.healthTimeoutMs,
-    };
-  }
-
-  /** The deployment's environment: PLATFORM_*, a minimal PATH and HOME, and its variables. */
-  private environmentOf(d: Deployment, source: SourceSnapshot): Record<string, string> {
-    const env: Record<string, string> = {
-      PATH: this.options.sandbox.defaultPath,
-      HOME: '/workspace',
-    };
-    for (const variable of source.variables) {
-      env[variable.name] = variable.secret
-        ? this.options.secretBox.open(
-            variable.sealed,
-            variableSecretContext(d.serviceId, variable.name),
-          )
-        : variable.value;
-    }
-    // Last, so no variable can change them (the names are reserved: projects refuses them).
-    return {
-      ...env,
-      PLATFORM_DEPLOYMENT_ID: d.id,
-      PLATFORM_SERVICE_ID: d.serviceId,
-      PLATFORM_PROJECT_ID: d.projectId,
-      PLATFORM_COMMIT_HASH: d.commitHash,
-    };
-  }
-
-  private secretValues(d: Deployment, source: SourceSnapshot): string[] {
-    return source.variables.flatMap((variable) =>
-      variable.secret
-        ? [
-            this.options.secretBox.open(
-              variable.sealed,
-              variableSecretContext(d.serviceId, variable.name),
-            ),
-          ]
-        : [],
-    );
-  }
-
-  /**
-   * The deployment's snapshot, checked again with the rules the projects service applies
-   * (libs/shared source-rules: the snapshot may predate them, or come from a projects service
-   * that did not apply them), secret values once opened included. A field that breaks them is
-   * the line the deployment fails with, naming it; nothing of it has reached a command line.
-   */
-  private async sourceOf(d: Deployment): Promise<SourceSnapshot | string | null> {
-    const source = await this.options.snapshots.find(d.id);
-    if (!source) return null;
-    const problem = sourceProblem(source) ?? this.secretProblem(d, source);
-    return problem ? `The service's source is refused: ${problem}` : source;
-  }
-
-  private secretProblem(d: Deployment, source: SourceSnapshot): string | null {
-    for (const [index, variable] of source.variables.entries()) {
-      if (!variable.secret) continue;
-      const problem = variableValueProblem(
-        this.options.secretBox.open(
-          variable.sealed,
-          variableSecretContext(d.serviceId, variable.name),
-        ),
-      );
-      if (problem) return `variable ${index + 1} ${variable.name} (value): ${problem}`;
-    }
-    return null;
-  }
-
-  private buildFailure(result: SandboxResult): string {
-    switch (result.stoppedBy) {
-      case 'timeout':
-        return `The build command ran longer than ${seconds(this.options.buildLimits.timeoutMs ?? 0)} and was stopped.`;
-      case 'limit':
-        return `The build command went past its ${this.limitName(result)} and was stopped.`;
-      case 'cancel':
-        return 'The build step was stopped.';
-      default: {
-        const ended = result.signal
-          ? `The build command was killed by ${result.signal}`
-          : `The build command failed with exit code ${result.exitCode}`;
-        // A fork refused at the process limit ends a shell on its own: say which limit it met.
-        return result.limit ? `${ended}: it reached its ${this.limitName(result)}.` : `${ended}.`;
-      }
-    }
-  }
-
-  private diskFull(): string {
-    const { diskBytes } = this.options;
-    return `The build filled its disk: its workspace and /tmp hold ${formatBytes(diskBytes)} at most (BUILD_DISK_BYTES).`;
-  }
-
-  /** The limit a build went past, as its log names it. */
-  private limitName(result: SandboxResult): string {
-    const { memoryBytes, processes, cpuSeconds } = this.options.buildLimits;
-    switch (result.limit) {
-      case 'memory':
-        return `memory limit (${formatBytes(memoryBytes)}, BUILD_MEMORY_BYTES)`;
-      case 'processes':
-        return `process limit (${processes}, BUILD_PROCESSES)`;
-      case 'cpu':
-        return `CPU time limit (${cpuSeconds} s, BUILD_CPU_SECONDS)`;
-      default:
-        return `limits (${result.signal ?? 'killed'})`;
-    }
-  }
-
-  /** Copies the release's log into the deployment's as it grows, until stop(). */
-  private followLog(runtime: RuntimeClient, releaseId: string, onText: (text: string) => void) {
-    let offset = 0;
-    let running = true;
-    let wake: (() => void) | undefined;
-    const readMore = async () => {
-      const { text, nextOffset } = await runtime.readLog(releaseId, offset);
-      offset = nextOffset;
-      if (text) onText(text);
-    };
-    const loop = (async () => {
-      while (running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.logPollMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        await readMore().catch(() => undefined);
-      }
-    })();
-    return {
-      /** Stops following once what was written so far has been read; resolves with the offset. */
-      async stop(): Promise<number> {
-        if (running) {
-          running = false;
-          wake?.();
-          await loop;
-        }
-        await readMore().catch(() => undefined);
-        return offset;
-      },
     };
   }
 }
