@@ -303,7 +303,17 @@ export async function startHarness(options: HarnessOptions = {}) {
           return res.status === 200 && ready(res.body) ? res.body : null;
         },
         { timeoutMs, what: `deployment ${id}: ${what}` },
-      );
+      ).catch(async (err: Error) => {
+        // Where it was instead, and the end of its log: what a failure report needs.
+        const res = await api.get(owned, id).catch(() => null);
+        const logs = String(res?.body?.logs ?? '')
+          .split('\n')
+          .slice(-30)
+          .join('\n');
+        throw new Error(
+          `${err.message}; it is ${res?.body?.status ?? 'unknown'}, its log ends:\n${logs}`,
+        );
+      });
     },
     async waitForStatus(
       owned: OwnedService,
