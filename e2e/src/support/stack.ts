@@ -106,6 +106,11 @@ export async function startServiceProcess(
         KAFKA_GROUP_ID: uniqueName(`${service}-e2e-fault`),
         KAFKA_FROM_BEGINNING: 'false',
         ...serviceKafkaLogin(service),
+        // The sandbox's egress rules are the host's: the same allowed ranges as every other
+        // process, or this one would take them away from everyone's sandboxes.
+        ...(process.env.SANDBOX_EGRESS_ALLOW && {
+          SANDBOX_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
+        }),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -95,6 +95,11 @@ export async function startTestRuntime(env: Record<string, string> = {}): Promis
     LOG_LEVEL: 'warn',
     RUNTIME_STOP_GRACE: '2s',
     RUNTIME_RESTART_BACKOFF: '100ms',
+    // The egress rules are the host's: a supervisor started without the allowed ranges would
+    // replace them for every sandbox on this machine (a build's npm install among them).
+    ...(process.env.SANDBOX_EGRESS_ALLOW && {
+      SANDBOX_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
+    }),
     ...env,
   };
   const client = await connectLocalRuntime({ runtimeDir, routerPort, env: settings }).catch(
