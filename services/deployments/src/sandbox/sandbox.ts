@@ -194,6 +194,8 @@ export class Sandbox {
         cidr: options.egress.sandboxCidr,
         interfacePrefix: options.egress.interfacePrefix,
         dnsUpstream: options.dnsUpstream,
+        nft: found.nft!,
+        egress: options.egress,
       }),
       groups,
       nodePrefix,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { runProgram as run } from '@platform/shared';
 import { NON_PUBLIC_IPV4_RANGES } from './non-public-ranges';
 import { writeFile } from 'node:fs/promises';
@@ -27,7 +28,14 @@ export interface EgressPolicy {
   allow: string[];
 }
 
-export const EGRESS_TABLE = 'platform_sandbox';
+/** The table of one policy: its name says which (`platform_sandbox_<hash of the policy>`). */
+export function egressTable(policy: EgressPolicy): string {
+  const hash = createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 12);
+  return `platform_sandbox_${hash}`;
+}
+
+/** The one table of the first version, which matched every sandbox whatever its policy. */
+const LEGACY_TABLE = 'platform_sandbox';
 
 /** What a sandbox may never reach unless SANDBOX_EGRESS_ALLOW says otherwise. */
 export const DEFAULT_EGRESS_DENY = NON_PUBLIC_IPV4_RANGES;
@@ -35,14 +43,19 @@ export const DEFAULT_EGRESS_DENY = NON_PUBLIC_IPV4_RANGES;
 const set = (ranges: string[]) => (ranges.length ? `elements = { ${ranges.join(', ')} }` : '');
 
 /**
- * The whole table, replaced in one transaction (`nft -f` applies a file atomically): the
- * `table …; delete table …` pair makes the delete succeed whether or not it existed.
+ * The policy's table. It applies to the sandboxes whose host-side interface is in its `ifaces`
+ * set (SandboxNetworks adds each one before it is used), so processes with other settings on the
+ * same host keep their own rules: a sandbox is never under another's. A packet that meets a
+ * reject in any table is rejected, so an interface left in a set by a crash only ever adds
+ * restrictions to a later sandbox of that name.
  */
 export function egressRuleset(policy: EgressPolicy): string {
-  const iface = `"${policy.interfacePrefix}*"`;
-  return `table inet ${EGRESS_TABLE}
-delete table inet ${EGRESS_TABLE}
-table inet ${EGRESS_TABLE} {
+  const iface = '@ifaces';
+  const anySandbox = `"${policy.interfacePrefix}*"`;
+  return `table inet ${egressTable(policy)} {
+  set ifaces {
+    type ifname
+  }
   set deny4 {
     type ipv4_addr; flags interval; auto-merge
     ${set(policy.deny)}
@@ -71,26 +84,49 @@ table inet ${EGRESS_TABLE} {
   }
   chain output {
     type filter hook output priority filter - 5; policy accept;
-    ip daddr ${policy.sandboxCidr} oifname != ${iface} reject with icmpx type host-unreachable
+    ip daddr ${policy.sandboxCidr} oifname != ${anySandbox} reject with icmpx type host-unreachable
   }
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
-    ip saddr ${policy.sandboxCidr} oifname != ${iface} masquerade
+    ip saddr ${policy.sandboxCidr} oifname != ${anySandbox} masquerade
   }
 }
 `;
 }
 
 /**
- * Installs the rules (replacing an earlier version of them) and lets the host route the
- * sandboxes' traffic (`net.ipv4.ip_forward`). Needs root (CAP_NET_ADMIN).
+ * Makes the policy's table where it is missing (it is never replaced: its set holds the running
+ * sandboxes of every process with this policy), removes the first version's table, and lets the
+ * host route the sandboxes' traffic (`net.ipv4.ip_forward`). Needs root (CAP_NET_ADMIN).
  */
 export async function installEgressRules(
   programs: { nft: string; ip: string },
   policy: EgressPolicy,
 ): Promise<void> {
-  await run(programs.nft, ['-f', '-'], egressRuleset(policy));
+  await run(programs.nft, ['delete', 'table', 'inet', LEGACY_TABLE]).catch(() => undefined);
+  const exists = await run(programs.nft, ['list', 'table', 'inet', egressTable(policy)]).then(
+    () => true,
+    () => false,
+  );
+  // Two processes making it at once append the same rules twice: the same verdicts.
+  if (!exists) await run(programs.nft, ['-f', '-'], egressRuleset(policy));
   // A sandbox's address that is not up (yet, or any more) is unreachable, never sent out.
   await run(programs.ip, ['route', 'replace', 'unreachable', policy.sandboxCidr], '');
   await writeFile('/proc/sys/net/ipv4/ip_forward', '1');
+}
+
+/** Puts a sandbox's interface under the policy's rules (before anything can use it). */
+export function applyEgressRules(nft: string, policy: EgressPolicy, name: string): Promise<void> {
+  return run(nft, ['add', 'element', 'inet', egressTable(policy), 'ifaces', `{ ${name} }`]);
+}
+
+/** Takes a sandbox's interface out of the policy's set once it is gone. */
+export async function releaseEgressRules(
+  nft: string,
+  policy: EgressPolicy,
+  name: string,
+): Promise<void> {
+  await run(nft, ['delete', 'element', 'inet', egressTable(policy), 'ifaces', `{ ${name} }`]).catch(
+    () => undefined,
+  );
 }

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { ProgramError, runProgram as run } from '@platform/shared';
 import { AddressPool, type SandboxAddresses } from './address-pool';
 import { startDnsForwarder, type DnsForwarder } from './dns-forwarder';
+import { applyEgressRules, releaseEgressRules, type EgressPolicy } from './egress-rules';
 
 /** The programs and settings the networks are made with. */
 export interface NetworkSettings {
@@ -15,6 +16,9 @@ export interface NetworkSettings {
   interfacePrefix: string;
   /** Where the sandboxes' forwarders ask (the host's resolver). */
   dnsUpstream: string;
+  /** `nft`, and the policy whose rules each sandbox's interface is put under. */
+  nft: string;
+  egress: EgressPolicy;
 }
 
 /**
@@ -59,6 +63,7 @@ export class SandboxNetworks {
       }
       return this.configured(name, addresses).catch(async (err: unknown) => {
         await run(this.settings.ip, ['link', 'del', name]).catch(() => undefined);
+        await releaseEgressRules(this.settings.nft, this.settings.egress, name);
         throw err;
       });
     }
@@ -75,7 +80,9 @@ export class SandboxNetworks {
   }
 
   private async configured(name: string, addresses: SandboxAddresses): Promise<SandboxNetwork> {
-    const { ip, nsenter, dnsUpstream } = this.settings;
+    const { ip, nsenter, dnsUpstream, nft, egress } = this.settings;
+    // Under its policy's rules before the sandbox has its end of the pair.
+    await applyEgressRules(nft, egress, name);
     // No IPv6 on the host end: the sandbox has no IPv6 way out, not even link-local to the host.
     await writeFile(`/proc/sys/net/ipv6/conf/${name}/disable_ipv6`, '1').catch(() => undefined);
     const forwarder: DnsForwarder = await startDnsForwarder(addresses.host, dnsUpstream);
@@ -102,6 +109,7 @@ export class SandboxNetworks {
         await forwarder.close();
         // Gone with the sandbox's namespace already, unless the sandbox never got its end.
         await run(ip, ['link', 'del', name]).catch(() => undefined);
+        await releaseEgressRules(nft, egress, name);
       },
     };
   }
