@@ -1,4 +1,8 @@
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
+import { unmountUnder } from '@platform/shared';
 import mongoose, { type Connection } from 'mongoose';
 import type { Endpoints } from './env';
 import { say } from './log';
@@ -53,4 +57,11 @@ export async function resetStack(urls: InfraUrls, where: Endpoints): Promise<voi
   } finally {
     redis.disconnect();
   }
+  // The stack's builds (scripts/start.sh's BUILDS_DIR), each on a disk of its own, mounted.
+  const builds = path.join(
+    process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'),
+    `platform-dev/run/${where.stackName}-builds`,
+  );
+  await unmountUnder(builds);
+  await rm(builds, { recursive: true, force: true });
 }
