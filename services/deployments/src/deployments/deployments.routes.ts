@@ -79,20 +79,30 @@ export function deploymentsRouter(
     });
     res.flushHeaders();
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
+    // Registered before the follow is awaited: a client may leave meanwhile.
+    let left = false;
+    let stopFollowing: (() => void) | undefined;
+    res.once('close', () => {
+      left = true;
+      clearInterval(heartbeat);
+      stopFollowing?.();
+    });
     const end = () => {
       clearInterval(heartbeat);
       res.end();
     };
-    const close = await service.followLogs(deployment.id, after ?? 0, {
-      line: (line) =>
-        res.write(`id: ${line.n}\nevent: log\ndata: ${line.text.replace(/\r/g, '')}\n\n`),
-      status: (status) => res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`),
-      end,
-    });
-    res.once('close', () => {
+    try {
+      stopFollowing = await service.followLogs(deployment.id, after ?? 0, {
+        line: (line) =>
+          res.write(`id: ${line.n}\nevent: log\ndata: ${line.text.replace(/\r/g, '')}\n\n`),
+        status: (status) => res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`),
+        end,
+      });
+    } catch (err) {
       clearInterval(heartbeat);
-      close();
-    });
+      throw err;
+    }
+    if (left) stopFollowing();
   });
 
   router.post('/:deploymentId/cancel', async (req: DeploymentRequest, res) => {

@@ -128,6 +128,37 @@ describe('GET …/deployments/:id/logs as Server-Sent Events', () => {
     await h.waitForStatus(service, id, 'DEPLOYED');
   });
 
+  it('frees what it holds for clients that leave while their stream is being set up', async () => {
+    const long = await startHarness({ pipeline: { TEST_BUILD: 'echo started; sleep 30' } });
+    try {
+      const { service, id } = await long.newDeployment();
+      await long.waitForLogs(service, id, 'started');
+      const url = long.api.path(service, `/${id}/logs`);
+      const identity = { accountId: service.accountId, audience: 'deployments' } as const;
+      // Each leaves as soon as its headers arrive: while the route awaits its follower, some of
+      // the twenty (a race: not every one lands in that window).
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const controller = new AbortController();
+          const res = await fetch(url, {
+            headers: { accept: 'text/event-stream', ...identityHeaders(identity, 'GET', url) },
+            signal: controller.signal,
+          });
+          expect(res.status).toBe(200);
+          controller.abort();
+        }),
+      );
+
+      // The build runs 30 s more: a follower left behind would keep its tail polling till then.
+      await waitFor(() => long.followers.size === 0, {
+        timeoutMs: 10_000,
+        what: 'every tail to stop',
+      });
+    } finally {
+      await long.close();
+    }
+  });
+
   it('ends the open streams in good order as the service shuts down', async () => {
     const other = await startHarness({ pipeline: { TEST_BUILD: 'echo started; sleep 30' } });
     let closed = false;
