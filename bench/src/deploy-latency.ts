@@ -12,13 +12,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  createAppRepository,
-  FIXTURE_APP,
-  freePort,
-  getApp,
-  type AppAnswer,
-} from '@platform/shared/testing';
+import { createAppRepository, FIXTURE_APP, freePort } from '@platform/shared/testing';
+import { answering } from './lib/app';
 import { clientWithService } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
@@ -31,17 +26,6 @@ const run = promisify(execFile);
 const DEPLOYS = intEnv('BENCH_DEPLOYS', 20);
 const WARMUP = intEnv('BENCH_WARMUP', 3);
 const POLL_MS = 10;
-
-/** Resolves once `url` answers 200 with the app built from `revision`. */
-async function answering(url: string, revision: string, deadline: number): Promise<void> {
-  for (;;) {
-    const answer = await getApp(url).catch(() => null);
-    if (answer?.status === 200 && (JSON.parse(answer.body) as AppAnswer).commit === revision)
-      return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer with ${revision} in time`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
 
 /** The same fetch, build and start by hand; resolves with its time in ms. */
 async function byHand(repositoryUrl: string, commitHash: string, revision: string) {

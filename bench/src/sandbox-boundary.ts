@@ -7,7 +7,8 @@
  * answering with the new commit over BENCH_DEPLOYS (default 15) deploys after BENCH_WARMUP (3),
  * and BENCH_REQUESTS (default 2,000) sequential GETs of the app, each timed.
  */
-import { createAppRepository, FIXTURE_APP, getApp, type AppAnswer } from '@platform/shared/testing';
+import { createAppRepository, FIXTURE_APP, getApp } from '@platform/shared/testing';
+import { answering } from './lib/app';
 import { clientWithService } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
@@ -25,16 +26,6 @@ const MODES = {
   sandbox: {},
   'no sandbox': { SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' },
 } as const;
-
-async function answering(url: string, revision: string, deadline: number): Promise<void> {
-  for (;;) {
-    const answer = await getApp(url).catch(() => null);
-    if (answer?.status === 200 && (JSON.parse(answer.body) as AppAnswer).commit === revision)
-      return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer with ${revision} in time`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-}
 
 async function measure(env: Record<string, string>) {
   const repository = await createAppRepository();
