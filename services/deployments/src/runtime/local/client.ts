@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
-import type { ReleaseInfo, ReleaseSpec } from './supervisor';
+import type { ReleaseInfo, ReleaseSpec } from './release';
 import { controlSocketOf } from './supervisor.config';
 
-export type { ReleaseInfo, ReleaseSpec, ReleaseState } from './supervisor';
+export type { ReleaseInfo, ReleaseSpec, ReleaseState } from './release';
 
 /** The compiled supervisor, started with `node` (run `tsc -b` first; tests do). */
 export const SUPERVISOR_MAIN = path.resolve(

@@ -6,7 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Logger } from '@platform/shared';
-import type { Release } from './supervisor';
+import type { Release } from './release';
 
 /** Headers of one connection, never forwarded (RFC 9110 §7.6.1), plus what names them. */
 const HOP_BY_HOP = new Set([

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitFor } from '@platform/shared/testing';
 import { connectLocalRuntime, type RuntimeClient } from './client';
-import type { ReleaseSpec } from './supervisor';
+import type { ReleaseSpec } from './release';
 
 /**
  * A tiny app as a kept build would hold it (until the git fixture's app is used): answers

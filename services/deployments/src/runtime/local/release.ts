@@ -1,0 +1,112 @@
+import { Agent } from 'node:http';
+import type { LaunchedProcess } from './launcher';
+import type { ReleaseLog } from './release-log';
+
+/** One release of a service to start: a kept build and how to run it. */
+export interface ReleaseSpec {
+  serviceId: string;
+  /** Unique across the supervisor's life; the deployment id at integration. */
+  releaseId: string;
+  /** The kept build, an absolute path. */
+  workspace: string;
+  /** Where the command runs, relative to `workspace` (rootDirectory); default the workspace. */
+  rootDirectory?: string;
+  /** The long-running process, run with `sh -c`; it must listen on `$PORT`. */
+  command: string;
+  /** The app's environment besides `PORT` (variables, PLATFORM_*, a minimal PATH and HOME). */
+  env: Record<string, string>;
+  /** `GET` it must answer 2xx or 3xx before the release can be promoted. */
+  healthCheckPath: string;
+  healthTimeoutMs: number;
+}
+
+/**
+ * starting: waiting for its health check. ready: healthy, not serving yet. live: the URL's
+ * release. restarting: crashed, started again after a backoff. crashed: gave up restarting.
+ * failed: never became healthy (stopped). stopped: replaced or stopped.
+ */
+export type ReleaseState =
+  'starting' | 'ready' | 'live' | 'restarting' | 'crashed' | 'failed' | 'stopped';
+
+/** What the control API says of a release (never its environment: it holds secrets). */
+export interface ReleaseInfo {
+  serviceId: string;
+  releaseId: string;
+  state: ReleaseState;
+  /** Whether the service's URL routes to it (also while it is restarting after a crash). */
+  live: boolean;
+  /** Where the router reaches its app: the app's own address in its sandbox, and its PORT. */
+  host: string;
+  port: number;
+  pid: number | null;
+  restarts: number;
+  /** Requests the router is forwarding to it right now. */
+  inflight: number;
+  startedAt: string;
+  /** Why it failed or crashed for good. */
+  failure?: string;
+  logFile: string;
+}
+
+/** A release as the supervisor holds it (the router reads its port, agent and in-flight count). */
+export class Release {
+  state: ReleaseState = 'starting';
+  process: LaunchedProcess | null = null;
+  restarts = 0;
+  restartTimes: number[] = [];
+  failure?: string;
+  stopped?: Promise<void>;
+  /** Requests the router is forwarding to it right now. */
+  inflight = 0;
+  readonly agent = new Agent({ keepAlive: true });
+  readonly startedAt = new Date();
+  private drained?: () => void;
+
+  /** Where its app is reached (its sandbox's address and PORT); empty until it started. */
+  host = '';
+  port = 0;
+
+  constructor(
+    readonly spec: ReleaseSpec,
+    readonly log: ReleaseLog,
+  ) {}
+
+  get logFile(): string {
+    return this.log.file;
+  }
+
+  get stopping() {
+    return this.state === 'stopped' || this.state === 'failed';
+  }
+
+  requestStarted() {
+    this.inflight++;
+  }
+
+  requestFinished() {
+    this.inflight--;
+    if (this.inflight === 0) this.drained?.();
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** A line of the runtime's own in the release's log. */
+  write(line: string) {
+    this.log.line(line);
+  }
+
+  /** Appends to the release's log; output arriving after its stop is dropped. */
+  output(chunk: string) {
+    this.log.output(chunk);
+  }
+}
