@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
 import { runProgram } from '@platform/shared';
 
 const UID_POOL_SIZE = 65_536;
@@ -20,32 +21,54 @@ export interface SandboxIdentity {
 }
 
 /**
+ * Claims `uid` for this process across every process of the host: a listening socket in the
+ * abstract namespace named for it. The kernel lets one socket at a time hold a name and frees it
+ * when the socket closes or its process dies, so no two processes of the platform (the pipeline
+ * and the runtime supervisor, jest workers, replicas on one host) hold one uid at once, and a
+ * crashed one leaves nothing to clean up. Resolves with the socket, or null when the uid is held.
+ */
+function claimUid(uid: number): Promise<Server | null> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'EADDRINUSE' ? resolve(null) : reject(err),
+    );
+    server.listen(`\0${UID_CLAIM_PREFIX}${uid}`, () => {
+      server.unref();
+      resolve(server);
+    });
+  });
+}
+
+/** The abstract socket name (after its NUL) that holds a sandbox uid. */
+export const UID_CLAIM_PREFIX = 'platform-sandbox-uid-';
+
+/**
  * The uids sandboxes run as when the platform is root: `base` … `base + 65535`, one per running
- * sandbox of this process, starting at a random place so that several processes of the platform
- * on one host (jest workers, replicas) rarely hand out the same one at once.
+ * sandbox on the host. Each process starts looking at a random place, so claims rarely collide;
+ * when they do, the kernel decides (`claimUid`).
  */
 export class IdentityPool {
-  private readonly used = new Set<number>();
-  private readonly start = randomInt(UID_POOL_SIZE);
+  constructor(
+    private readonly base: number,
+    private readonly start = randomInt(UID_POOL_SIZE),
+  ) {}
 
-  constructor(private readonly base: number) {}
-
-  /** A free uid, the workspace handed to it. */
+  /** A uid no other sandbox on the host holds, the workspace handed to it. */
   async take(workspace: string): Promise<SandboxIdentity> {
-    let uid: number | undefined;
-    for (let i = 0; i < UID_POOL_SIZE && uid === undefined; i++) {
-      const candidate = this.base + ((this.start + i) % UID_POOL_SIZE);
-      if (!this.used.has(candidate)) uid = candidate;
+    for (let i = 0; i < UID_POOL_SIZE; i++) {
+      const uid = this.base + ((this.start + i) % UID_POOL_SIZE);
+      const claim = await claimUid(uid);
+      if (!claim) continue;
+      try {
+        await chownTree(workspace, uid, uid);
+      } catch (err) {
+        claim.close();
+        throw err;
+      }
+      return { uid, gid: uid, release: () => claim.close() };
     }
-    if (uid === undefined) throw new Error(`all ${UID_POOL_SIZE} sandbox uids are in use`);
-    this.used.add(uid);
-    try {
-      await chownTree(workspace, uid, uid);
-    } catch (err) {
-      this.used.delete(uid);
-      throw err;
-    }
-    return { uid, gid: uid, release: () => this.used.delete(uid) };
+    throw new Error(`all ${UID_POOL_SIZE} sandbox uids are in use`);
   }
 }
 
