@@ -113,15 +113,32 @@ export function sequentialRoundTrips(commands: { start: number; end: number | nu
   return count;
 }
 
-/** The projects service's ownership endpoint: 200 for any service of a correctly signed caller. */
+/** A service without settings, as the projects service's source endpoint answers it. */
+const NO_SOURCE = {
+  repository: null,
+  branch: 'main',
+  rootDirectory: '',
+  buildCommand: null,
+  startCommand: null,
+  healthCheckPath: '/',
+  variables: [],
+};
+
+/**
+ * The projects service's internal service endpoints, the ownership check and the source: 200 for
+ * any service of a correctly signed caller.
+ */
 async function startProjectsStub(calls: { start: number; end: number }[]) {
   const server: Server = createServer((req, res) => {
     const start = now();
     const accountId = identityOfRequest(req, SECRET, 'projects');
-    const match = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)$/.exec(req.url ?? '');
+    const match = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)(\/source)?$/.exec(
+      req.url ?? '',
+    );
+    const owned = match && { projectId: match[1], serviceId: match[2], accountId };
     const [status, body] =
-      req.method === 'GET' && match && accountId
-        ? [200, { projectId: match[1], serviceId: match[2], accountId }]
+      req.method === 'GET' && owned && accountId
+        ? [200, match[3] ? { ...owned, ...NO_SOURCE } : owned]
         : [404, { error: 'NOT_FOUND', message: 'Service not found.' }];
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -325,7 +342,8 @@ main('round-trips', 300, async () => {
       out['list ?status=DEPLOYED, cursor page'] = (
         await send('GET', `?limit=${PAGE}&status=DEPLOYED&cursor=${byStatus.body.nextCursor}`, 200)
       ).measured;
-      const cancelled = await send('POST', `/${created.body.id}/cancel`, 200);
+      // The newest: the trigger's own deployment was superseded (CANCELLED) by it.
+      const cancelled = await send('POST', `/${first.body.id}/cancel`, 200);
       if (cancelled.body.status !== 'CANCELLED') throw new Error('cancel did not cancel');
       out.cancel = cancelled.measured;
       return out;
