@@ -24,6 +24,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   requireOwnership,
   createLogger,
@@ -37,15 +38,16 @@ import { AccountLimits } from '@platform/deployments/dist/deployments/account-li
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
 import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch';
-import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
 import { createModels } from '@platform/deployments/dist/models';
 import { BuildStore } from '@platform/deployments/dist/builds/build-store';
 import { LogFollowers } from '@platform/deployments/dist/deployments/log-followers';
 import { LogStore } from '@platform/deployments/dist/deployments/log-store';
-import { projectsSourceClient, SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
+import { SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
+import { TriggerRepository } from '@platform/deployments/dist/deployments/trigger.repository';
+import { TriggerService } from '@platform/deployments/dist/deployments/trigger.service';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
-import { ms, say, sleep } from './lib/log';
+import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
 import { seedDeployments } from './lib/seed';
 import { main } from './lib/stack';
@@ -188,15 +190,15 @@ main('round-trips', 300, async () => {
     const ownershipCalls: { start: number; end: number }[] = [];
     const projects = await startProjectsStub(ownershipCalls);
     servers.push(projects.server);
+    const repository = new DeploymentsRepository(models, writeWithoutRelay);
+    const projectsConfig = { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET };
+    const snapshots = new SourceSnapshots(models.sources);
+    const builds = new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds'));
     const service = new DeploymentsService({
-      deployments: new DeploymentsRepository(models, writeWithoutRelay),
-      idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
-      onDeploymentCreated: () => undefined,
+      deployments: repository,
       statusWatch: new StatusWatch(),
-      // Only reads are measured: what a trigger would ask and keep is there, never used.
-      sources: projectsSourceClient({ PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET }),
-      snapshots: new SourceSnapshots(models.sources),
-      builds: new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds')),
+      snapshots,
+      builds,
       limits: new AccountLimits(models, { maxBuilds: 2, maxApps: 10 }),
       followers: new LogFollowers({
         logs: new LogStore(models),
@@ -206,17 +208,22 @@ main('round-trips', 300, async () => {
         stopping: new AbortController().signal,
       }),
     });
+    const triggers = new TriggerService({
+      triggers: new TriggerRepository(models, writeWithoutRelay, repository.logs, projectsConfig),
+      deployments: repository,
+      snapshots,
+      builds,
+      onDeploymentCreated: () => undefined,
+    });
     const app = createServer(
       createApp({
         logger: createLogger('deployments', 'warn'),
         internalSecret: SECRET,
         connection,
         logStreamHeartbeatMs: 15_000,
-        requireService: requireOwnership(
-          { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET },
-          'service',
-        ),
+        requireService: requireOwnership(projectsConfig, 'service'),
         service,
+        triggers,
       }),
     );
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
@@ -289,7 +296,7 @@ main('round-trips', 300, async () => {
       if (response.status !== expected) {
         throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
       }
-      await sleep(50);
+      await delay(50);
       const own = commands.slice(from).filter((c) => c.start <= answered);
       const late = commands.slice(from).filter((c) => c.start > answered);
       const label = (c: Command) => `${c.name} ${c.collection ?? ''}`.trim();
