@@ -17,7 +17,6 @@ import type { LogStore } from './log-store';
 import { ACTIVE_STATUSES } from './status';
 import {
   LIST_FIELDS,
-  createdBefore,
   inService,
   statusChange,
   statusEvent,
@@ -184,18 +183,14 @@ export class TriggerRepository {
       accountId: ref.accountId,
       projectId: ref.projectId,
     };
-    const [newest] = await this.models.deployments
+    // One read: the service's deployments still running, newest first (a few at most: newest
+    // wins keeps one BUILDING, racing triggers add theirs for a moment).
+    const [newest, ...rest] = await this.models.deployments
       .find({ ...ofService, status: { $in: [...ACTIVE_STATUSES] } }, LIST_FIELDS)
       .sort({ createdAt: -1, _id: -1 })
-      .limit(1)
       .lean<DeploymentDoc[]>();
     if (!newest) return [];
-    const older = await this.models.deployments
-      .find(
-        { ...ofService, status: 'BUILDING', ...createdBefore(newest.createdAt, newest._id) },
-        LIST_FIELDS,
-      )
-      .lean<DeploymentDoc[]>();
+    const older = rest.filter((doc) => doc.status === 'BUILDING');
     const reason = `superseded by ${newest._id.toHexString()}`;
     const cancelled: Deployment[] = [];
     for (const doc of older) {
