@@ -45,6 +45,7 @@ import { LogStore } from '@platform/deployments/dist/deployments/log-store';
 import { SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
 import { TriggerRepository } from '@platform/deployments/dist/deployments/trigger.repository';
 import { TriggerService } from '@platform/deployments/dist/deployments/trigger.service';
+import { NO_SOURCE } from '@platform/deployments/dist/test/projects-stub';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
@@ -115,20 +116,9 @@ export function sequentialRoundTrips(commands: { start: number; end: number | nu
   return count;
 }
 
-/** A service without settings, as the projects service's source endpoint answers it. */
-const NO_SOURCE = {
-  repository: null,
-  branch: 'main',
-  rootDirectory: '',
-  buildCommand: null,
-  startCommand: null,
-  healthCheckPath: '/',
-  variables: [],
-};
-
 /**
- * The projects service's internal service endpoints, the ownership check and the source: 200 for
- * any service of a correctly signed caller.
+ * The projects service's internal service endpoints, the ownership check and the source (a
+ * service without settings): 200 for any service of a correctly signed caller.
  */
 async function startProjectsStub(calls: { start: number; end: number }[]) {
   const server: Server = createServer((req, res) => {
