@@ -24,6 +24,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   requireOwnership,
   createLogger,
@@ -37,15 +38,17 @@ import { AccountLimits } from '@platform/deployments/dist/deployments/account-li
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
 import { DeploymentsService } from '@platform/deployments/dist/deployments/deployments.service';
 import { StatusWatch } from '@platform/deployments/dist/deployments/status-watch';
-import { IdempotencyRepository } from '@platform/deployments/dist/deployments/idempotency.repository';
 import { createModels } from '@platform/deployments/dist/models';
 import { BuildStore } from '@platform/deployments/dist/builds/build-store';
 import { LogFollowers } from '@platform/deployments/dist/deployments/log-followers';
 import { LogStore } from '@platform/deployments/dist/deployments/log-store';
-import { projectsSourceClient, SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
+import { SourceSnapshots } from '@platform/deployments/dist/source/snapshot';
+import { TriggerRepository } from '@platform/deployments/dist/deployments/trigger.repository';
+import { TriggerService } from '@platform/deployments/dist/deployments/trigger.service';
+import { NO_SOURCE } from '@platform/deployments/dist/test/projects-stub';
 import mongoose from 'mongoose';
 import { intEnv } from './lib/env';
-import { ms, say, sleep } from './lib/log';
+import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
 import { seedDeployments } from './lib/seed';
 import { main } from './lib/stack';
@@ -113,15 +116,21 @@ export function sequentialRoundTrips(commands: { start: number; end: number | nu
   return count;
 }
 
-/** The projects service's ownership endpoint: 200 for any service of a correctly signed caller. */
+/**
+ * The projects service's internal service endpoints, the ownership check and the source (a
+ * service without settings): 200 for any service of a correctly signed caller.
+ */
 async function startProjectsStub(calls: { start: number; end: number }[]) {
   const server: Server = createServer((req, res) => {
     const start = now();
     const accountId = identityOfRequest(req, SECRET, 'projects');
-    const match = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)$/.exec(req.url ?? '');
+    const match = /^\/internal\/projects\/([^/]+)\/services\/([^/]+)(\/source)?$/.exec(
+      req.url ?? '',
+    );
+    const owned = match && { projectId: match[1], serviceId: match[2], accountId };
     const [status, body] =
-      req.method === 'GET' && match && accountId
-        ? [200, { projectId: match[1], serviceId: match[2], accountId }]
+      req.method === 'GET' && owned && accountId
+        ? [200, match[3] ? { ...owned, ...NO_SOURCE } : owned]
         : [404, { error: 'NOT_FOUND', message: 'Service not found.' }];
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -171,15 +180,15 @@ main('round-trips', 300, async () => {
     const ownershipCalls: { start: number; end: number }[] = [];
     const projects = await startProjectsStub(ownershipCalls);
     servers.push(projects.server);
+    const repository = new DeploymentsRepository(models, writeWithoutRelay);
+    const projectsConfig = { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET };
+    const snapshots = new SourceSnapshots(models.sources);
+    const builds = new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds'));
     const service = new DeploymentsService({
-      deployments: new DeploymentsRepository(models, writeWithoutRelay),
-      idempotencyKeys: new IdempotencyRepository(models.idempotencyKeys),
-      onDeploymentCreated: () => undefined,
+      deployments: repository,
       statusWatch: new StatusWatch(),
-      // Only reads are measured: what a trigger would ask and keep is there, never used.
-      sources: projectsSourceClient({ PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET }),
-      snapshots: new SourceSnapshots(models.sources),
-      builds: new BuildStore(path.join(tmpdir(), 'bench-round-trips-builds')),
+      snapshots,
+      builds,
       limits: new AccountLimits(models, { maxBuilds: 2, maxApps: 10 }),
       followers: new LogFollowers({
         logs: new LogStore(models),
@@ -189,17 +198,22 @@ main('round-trips', 300, async () => {
         stopping: new AbortController().signal,
       }),
     });
+    const triggers = new TriggerService({
+      triggers: new TriggerRepository(models, writeWithoutRelay, repository.logs, projectsConfig),
+      deployments: repository,
+      snapshots,
+      builds,
+      onDeploymentCreated: () => undefined,
+    });
     const app = createServer(
       createApp({
         logger: createLogger('deployments', 'warn'),
         internalSecret: SECRET,
         connection,
         logStreamHeartbeatMs: 15_000,
-        requireService: requireOwnership(
-          { PROJECTS_URL: projects.url, INTERNAL_SECRET: SECRET },
-          'service',
-        ),
+        requireService: requireOwnership(projectsConfig, 'service'),
         service,
+        triggers,
       }),
     );
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
@@ -272,7 +286,7 @@ main('round-trips', 300, async () => {
       if (response.status !== expected) {
         throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
       }
-      await sleep(50);
+      await delay(50);
       const own = commands.slice(from).filter((c) => c.start <= answered);
       const late = commands.slice(from).filter((c) => c.start > answered);
       const label = (c: Command) => `${c.name} ${c.collection ?? ''}`.trim();
@@ -325,7 +339,8 @@ main('round-trips', 300, async () => {
       out['list ?status=DEPLOYED, cursor page'] = (
         await send('GET', `?limit=${PAGE}&status=DEPLOYED&cursor=${byStatus.body.nextCursor}`, 200)
       ).measured;
-      const cancelled = await send('POST', `/${created.body.id}/cancel`, 200);
+      // The newest: the trigger's own deployment was superseded (CANCELLED) by it.
+      const cancelled = await send('POST', `/${first.body.id}/cancel`, 200);
       if (cancelled.body.status !== 'CANCELLED') throw new Error('cancel did not cancel');
       out.cancel = cancelled.measured;
       return out;

@@ -21,8 +21,9 @@ import { CONSUMED_TOPICS, eventHandler } from './events/events.consumer';
 import { AccountLimits, type AccountLimitSettings } from './deployments/account-limits';
 import { DeploymentsRepository } from './deployments/deployments.repository';
 import { DeploymentsService } from './deployments/deployments.service';
+import { TriggerRepository } from './deployments/trigger.repository';
+import { TriggerService } from './deployments/trigger.service';
 import { StatusWatch } from './deployments/status-watch';
-import { IdempotencyRepository } from './deployments/idempotency.repository';
 import { createModels, type Models } from './models';
 import type { DeploymentDoc } from './deployments/deployments.model';
 import { LogFollowers } from './deployments/log-followers';
@@ -33,7 +34,7 @@ import { LocalSteps, type DeploymentSteps } from './pipeline/steps';
 import { connectLocalRuntime } from './runtime/local/client';
 import { supervisorEnvOf } from './runtime/local/supervisor.config';
 import { Sandbox, sandboxOptions } from './sandbox/sandbox';
-import { projectsSourceClient, SourceSnapshots } from './source/snapshot';
+import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -88,7 +89,6 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     config.PIPELINE_ENABLED && steps
       ? createPipelineWorker(config, { models, logger, outbox, steps })
       : undefined;
-  const idempotencyKeys = new IdempotencyRepository(models.idempotencyKeys);
   const followers = new LogFollowers({
     logs: repository.logs,
     statusOf: async (id) =>
@@ -115,14 +115,19 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   const service = new DeploymentsService({
     followers,
     deployments: repository,
-    idempotencyKeys,
-    onDeploymentCreated: () => worker?.wake(),
     statusWatch,
-    sources: projectsSourceClient(config),
     snapshots,
     builds,
     runtime: local?.runtime,
     limits: new AccountLimits(models, accountLimitsOf(config)),
+  });
+  const triggerRepository = new TriggerRepository(models, outbox, repository.logs, config);
+  const triggers = new TriggerService({
+    triggers: triggerRepository,
+    deployments: repository,
+    snapshots,
+    builds,
+    onDeploymentCreated: () => worker?.wake(),
   });
 
   await startServiceConsumer(config, runtime, {
@@ -137,7 +142,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     name: 'expired idempotency keys',
     everyMs: HOUR_MS,
     runAtStart: true,
-    run: () => idempotencyKeys.pruneExpired(),
+    run: () => triggerRepository.pruneExpiredKeys(),
   });
   if (local) {
     const restore = () => restoreLiveApps(repository, models, local.steps, logger);
@@ -185,6 +190,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     connection,
     requireService: requireOwnership(config, 'service'),
     service,
+    triggers,
     logStreamHeartbeatMs: config.LOG_STREAM_HEARTBEAT,
   });
   return {
@@ -198,6 +204,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     worker,
     statusWatch,
     service,
+    triggers,
     followers,
     builds,
     runtime: local?.runtime,

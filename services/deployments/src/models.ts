@@ -5,7 +5,7 @@ import {
   logChunkModel,
 } from './deployments/deployments.model';
 import { idempotencyKeyModel } from './deployments/idempotency.model';
-import { accountGateModel } from './pipeline/account-gate';
+import { accountGateModel } from './pipeline/account-gate.model';
 import { sourceSnapshotModel } from './source/snapshot';
 
 /** The service's models on one connection (each test file has a database of its own). */

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { DEPLOYMENT_STATUSES } from '@platform/shared';
-import { WAIT_REASONS } from './deployments/account-limits';
+import { WAIT_REASONS } from './deployments/deployments.model';
 import {
   deploymentListQuery,
   deploymentQuery,

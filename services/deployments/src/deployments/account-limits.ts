@@ -1,15 +1,12 @@
 import type { Types } from 'mongoose';
 import type { Models } from '../models';
-import type { DeploymentDoc } from './deployments.model';
+import type { DeploymentDoc, WaitReason } from './deployments.model';
 
 /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS. */
 export interface AccountLimitSettings {
   maxBuilds: number;
   maxApps: number;
 }
-
-export const WAIT_REASONS = ['ACCOUNT_BUILD_LIMIT', 'ACCOUNT_APP_LIMIT'] as const;
-export type WaitReason = (typeof WAIT_REASONS)[number];
 
 /** Why a deployment still to build waits: the account's limit it is at, and how much is in use. */
 export interface Waiting {

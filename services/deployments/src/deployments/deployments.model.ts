@@ -1,7 +1,10 @@
 import { Schema, type Types } from 'mongoose';
 import { DEPLOYMENT_STATUSES, defineModel, outboxFields, type OutboxEntry } from '@platform/shared';
 import type { DeploymentStatus } from './status';
-import { WAIT_REASONS, type WaitReason } from './account-limits';
+
+/** The account limits a deployment still to build can wait for (account-limits.ts). */
+export const WAIT_REASONS = ['ACCOUNT_BUILD_LIMIT', 'ACCOUNT_APP_LIMIT'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
 
 /**
  * A deployment is one document that holds its state: its status and when it changed, the events

@@ -1,19 +1,19 @@
 import { Router, type Request } from 'express';
-import { REQUEST_ID_HEADER, listResponse, ownedOf, validate } from '@platform/shared';
-import type { ServiceRef } from './deployments.repository';
+import { listResponse, ownedOf, validate } from '@platform/shared';
+import type { ServiceRef } from './deployment';
 import type { DeploymentsService } from './deployments.service';
 import {
-  IDEMPOTENCY_KEY_HEADER,
   deploymentListQuery,
   deploymentQuery,
-  idempotencyHeaders,
   logStreamHeaders,
   toDeploymentResponse,
   toListItem,
-  triggerBody,
 } from './deployments.schemas';
 
-/** Mounted behind `requireOwnership(projects, 'service')` (app.ts): the caller owns the service. */
+/**
+ * Mounted behind `requireOwnership(projects, 'service')` (app.ts): the caller owns the service.
+ * The ways to create a deployment are trigger.routes.ts's.
+ */
 export const DEPLOYMENTS_PATH = '/api/projects/:projectId/services/:serviceId/deployments';
 
 type DeploymentRequest = Request<{ deploymentId: string }>;
@@ -34,17 +34,6 @@ export function deploymentsRouter(
     const query = validate(deploymentListQuery, req.query);
     const page = await service.listDeployments(serviceOf(req), query);
     res.json(listResponse('deployments', page, toListItem));
-  });
-
-  router.post('/', async (req, res) => {
-    const input = validate(triggerBody, req.body);
-    const result = await service.triggerDeployment(
-      serviceOf(req),
-      input,
-      idempotencyKeyOf(req),
-      req.get(REQUEST_ID_HEADER),
-    );
-    res.status(result.status).json(result.body);
   });
 
   router.get('/:deploymentId', async (req: DeploymentRequest, res) => {
@@ -110,32 +99,5 @@ export function deploymentsRouter(
     res.json(toDeploymentResponse(deployment));
   });
 
-  router.post('/:deploymentId/redeploy', async (req: DeploymentRequest, res) => {
-    const result = await service.redeploy(
-      serviceOf(req),
-      req.params.deploymentId,
-      idempotencyKeyOf(req),
-      req.get(REQUEST_ID_HEADER),
-    );
-    res.status(result.status).json(result.body);
-  });
-
-  router.post('/:deploymentId/rollback', async (req: DeploymentRequest, res) => {
-    const result = await service.rollback(
-      serviceOf(req),
-      req.params.deploymentId,
-      idempotencyKeyOf(req),
-    );
-    res.status(result.status).json(result.body);
-  });
-
   return router;
-}
-
-/** The request's Idempotency-Key (400 when malformed), honoured by every way of creating one. */
-function idempotencyKeyOf(req: Request): string | undefined {
-  const headers = validate(idempotencyHeaders, {
-    [IDEMPOTENCY_KEY_HEADER]: req.get(IDEMPOTENCY_KEY_HEADER),
-  });
-  return headers[IDEMPOTENCY_KEY_HEADER];
 }

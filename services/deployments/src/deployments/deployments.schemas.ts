@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEPLOYMENT_STATUSES, listQuery, multilineText } from '@platform/shared';
-import type { Deployment, DeploymentWithLogs } from './deployments.repository';
+import type { Deployment, DeploymentWithLogs } from './deployment';
 import { describeWaiting, type Waiting } from './account-limits';
 
 /** `?status=FAILED,CANCELLED`: only deployments in one of these statuses (contracts.md). */

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Types } from 'mongoose';
 import type { DeploymentStatusChangedEvent } from '@platform/shared';
 import { requestJson } from '@platform/shared/testing';
@@ -263,7 +264,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments', () => 
 
     expect(res.status).toBe(201);
     expect(h.projects.calls).toContainEqual({
-      path: `/internal/projects/${service.projectId}/services/${service.serviceId}`,
+      path: `/internal/projects/${service.projectId}/services/${service.serviceId}/source`,
       accountId: service.accountId,
       requestId: 'req-deploy-42',
     });
@@ -484,9 +485,7 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
       // some rounds, at the same moment in others, and last in the rest.
       const [cancel, moved] = await Promise.all([
         h.api.cancel(service, created.body.id),
-        new Promise((resolve) => setTimeout(resolve, round % 10)).then(() =>
-          repository.changeStatus(building, 'DEPLOYING', lease),
-        ),
+        delay(round % 10).then(() => repository.changeStatus(building, 'DEPLOYING', lease)),
       ]);
 
       // The cancel always wins in the end: from BUILDING, or after the move from DEPLOYING.

@@ -7,9 +7,8 @@ export interface IdempotencyKeyDoc {
   requestHash: string;
   /** Chosen with the key, so every repeat of the request can only ever create this one. */
   deploymentId: Types.ObjectId;
+  /** The deployment's creation time: with its id and the request, what a repeat answers. */
   createdAt: Date;
-  /** What the first request answered, known when the key is claimed (id and time are fixed). */
-  response: { status: number; body: unknown };
 }
 
 const idempotencyKeySchema = new Schema<IdempotencyKeyDoc>(
@@ -18,7 +17,6 @@ const idempotencyKeySchema = new Schema<IdempotencyKeyDoc>(
     requestHash: { type: String, required: true },
     deploymentId: { type: Schema.Types.ObjectId, required: true },
     createdAt: { type: Date, required: true },
-    response: { type: Schema.Types.Mixed, required: true },
   },
   { versionKey: false },
 );

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newCommitHash, useHarness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
-import { IDEMPOTENCY_WINDOW_MS, IdempotencyRepository } from './idempotency.repository';
+import { IDEMPOTENCY_WINDOW_MS, TriggerRepository } from './trigger.repository';
 
 const h = useHarness();
 
@@ -179,7 +179,8 @@ describe('POST deployments with an Idempotency-Key', () => {
       { $set: { createdAt: new Date(Date.now() - IDEMPOTENCY_WINDOW_MS - 1000) } },
     );
 
-    const pruned = await new IdempotencyRepository(h.models.idempotencyKeys).pruneExpired();
+    const keys = new TriggerRepository(h.models, h.outbox, h.repository.logs, h.config);
+    const pruned = await keys.pruneExpiredKeys();
 
     expect(pruned).toBeGreaterThanOrEqual(1);
     expect(

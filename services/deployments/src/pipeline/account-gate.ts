@@ -1,32 +1,11 @@
-import { Schema } from 'mongoose';
-import { defineModel, insertOnce } from '@platform/shared';
+import { insertOnce } from '@platform/shared';
 import { waitingFor, type AccountLimits } from '../deployments/account-limits';
 import type { DeploymentDoc } from '../deployments/deployments.model';
 import type { Models } from '../models';
+import type { AccountGateDoc } from './account-gate.model';
 
 /** Times a claimed build counts its account's usage again when racing claims moved the gate. */
 const GATE_ROUNDS = 5;
-
-/** One per account: a number that every claim of a build of the account that stays moves on. */
-export interface AccountGateDoc {
-  /** The account's id. */
-  _id: string;
-  seq: number;
-}
-
-const accountGateSchema = new Schema<AccountGateDoc>(
-  {
-    _id: { type: String, required: true },
-    seq: { type: Number, required: true },
-  },
-  { versionKey: false },
-);
-
-export const accountGateModel = defineModel<AccountGateDoc>(
-  'AccountGate',
-  accountGateSchema,
-  'account_gates',
-);
 
 /**
  * Whether a build just claimed may keep its claim: its account's limits (ACCOUNT_MAX_BUILDS,

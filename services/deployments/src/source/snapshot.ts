@@ -1,13 +1,6 @@
 import { Schema } from 'mongoose';
 import { z } from 'zod';
-import {
-  createInternalClient,
-  defineModel,
-  insertOnce,
-  notFound,
-  serviceUnavailable,
-} from '@platform/shared';
-import type { ServiceRef } from '../deployments/deployments.repository';
+import { defineModel } from '@platform/shared';
 
 /**
  * A service's variable as the projects service hands it over: a plain value, or a secret still
@@ -19,8 +12,15 @@ const sourceVariable = z.discriminatedUnion('secret', [
 ]);
 export type SourceVariable = z.infer<typeof sourceVariable>;
 
-/** `GET /internal/projects/:p/services/:s/source` of the projects service (contracts.md settings). */
-const sourceAnswer = z.object({
+/**
+ * `GET /internal/projects/:p/services/:s/source` of the projects service (contracts.md settings),
+ * ids as projects stores them: it answers only the caller's service, so it is an ownership check
+ * too (trigger.repository.ts).
+ */
+export const sourceAnswer = z.object({
+  accountId: z.string(),
+  projectId: z.string(),
+  serviceId: z.string(),
   repository: z.string().nullable(),
   branch: z.string(),
   rootDirectory: z.string(),
@@ -34,7 +34,10 @@ const sourceAnswer = z.object({
  * What a deployment builds and runs, fixed when it is triggered (contracts.md: "a deployment uses
  * the variables as they were when it was triggered"): the service's settings and variables then.
  */
-export type ServiceSource = z.infer<typeof sourceAnswer>;
+export type ServiceSource = Omit<
+  z.infer<typeof sourceAnswer>,
+  'accountId' | 'projectId' | 'serviceId'
+>;
 
 /**
  * A deployment's source: the service's source at the trigger, and for a rollback the deployment
@@ -43,32 +46,6 @@ export type ServiceSource = z.infer<typeof sourceAnswer>;
 export interface SourceSnapshot extends ServiceSource {
   buildOf: string | null;
 }
-
-/**
- * Asks the projects service for a service's source as the caller (PROJECTS_URL, INTERNAL_SECRET):
- * 404 when it is not the caller's (deleted meanwhile), 503 when projects does not answer.
- */
-export function projectsSourceClient(config: { PROJECTS_URL: string; INTERNAL_SECRET: string }) {
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    service: 'projects',
-    internalSecret: config.INTERNAL_SECRET,
-  });
-  return {
-    async sourceOf(ref: ServiceRef, requestId?: string): Promise<ServiceSource> {
-      const answer = await projects.findJson(
-        `/internal/projects/${ref.projectId}/services/${ref.serviceId}/source`,
-        { accountId: ref.accountId, requestId },
-      );
-      if (answer === null) throw notFound('Service');
-      const parsed = sourceAnswer.safeParse(answer);
-      // Projects answering something else is a version mismatch: retry later, as for an outage.
-      if (!parsed.success) throw serviceUnavailable();
-      return parsed.data;
-    },
-  };
-}
-export type SourceClient = ReturnType<typeof projectsSourceClient>;
 
 /** `deployment_sources`: one document per deployment, `_id` the deployment's id. */
 export interface SourceSnapshotDoc extends SourceSnapshot {
@@ -113,14 +90,12 @@ export const sourceSnapshotModel = defineModel<SourceSnapshotDoc>(
   'deployment_sources',
 );
 
-/** The snapshots: written before their deployment, so a deployment always has one. */
+/**
+ * The snapshots as the pipeline reads them and deletions remove them. The trigger writes each
+ * before its deployment (trigger.repository.ts), so a deployment always has one.
+ */
 export class SourceSnapshots {
   constructor(private readonly model: ReturnType<typeof sourceSnapshotModel>) {}
-
-  /** Keeps the snapshot of deployment `id`; a repeat (an idempotent retry) keeps the first. */
-  async save(ref: ServiceRef, id: string, snapshot: SourceSnapshot): Promise<void> {
-    await insertOnce(this.model.create({ _id: id, ...ref, ...snapshot }));
-  }
 
   async find(id: string): Promise<SourceSnapshot | null> {
     const doc = await this.model.findById(id, { _id: 0 }).lean<SourceSnapshotDoc>();

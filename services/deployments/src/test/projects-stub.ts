@@ -110,6 +110,16 @@ export async function startProjectsStub() {
   return {
     url: server.url,
     calls,
+    /**
+     * How many requests `act` made the projects service receive (counted by this server as they
+     * arrive): what one request of the deployments API costs the projects service.
+     */
+    async callsDuring(act: () => Promise<unknown>): Promise<{ count: number; paths: string[] }> {
+      const from = calls.length;
+      await act();
+      const made = calls.slice(from);
+      return { count: made.length, paths: made.map((c) => c.path) };
+    },
     /** Registers a service (a new one by default) with its source, and returns it. */
     addService(
       service: OwnedService = buildService(),

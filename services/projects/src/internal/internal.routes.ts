@@ -32,6 +32,7 @@ export function internalRouter(deps: {
   });
 
   // Secret variables stay sealed: only the pipeline opens them, just before a sandboxed process.
+  // Only the caller's service answers (404 otherwise): the deployment trigger's ownership check.
   router.get('/internal/projects/:projectId/services/:serviceId/source', async (req, res) => {
     const { projectId, serviceId } = req.params;
     const { service, id } = await services.requireService(accountIdOf(req), projectId, serviceId);
