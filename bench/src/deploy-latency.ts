@@ -21,6 +21,7 @@ import { verdict, writeResults } from './lib/results';
 import { main, startStack } from './lib/stack';
 import { distribution } from './lib/stats';
 import { resetStack } from './lib/stores';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const run = promisify(execFile);
 const DEPLOYS = intEnv('BENCH_DEPLOYS', 20);
@@ -123,6 +124,6 @@ async function waitForUrl(
     const service = await client.expect(200, 'GET', servicePath);
     if (service.url) return service.url as string;
     if (Date.now() > deadline) throw new Error('the service never got its url');
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await delay(POLL_MS);
   }
 }

@@ -16,6 +16,7 @@ import { writeResults } from './lib/results';
 import { main, startStack } from './lib/stack';
 import { distribution, type Distribution } from './lib/stats';
 import { resetStack } from './lib/stores';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const DEPLOYS = intEnv('BENCH_DEPLOYS', 15);
 const WARMUP = intEnv('BENCH_WARMUP', 3);
@@ -50,7 +51,7 @@ async function measure(env: Record<string, string>) {
       });
       while (!url) {
         url = ((await owner.client.expect(200, 'GET', servicePath)).url as string | null) ?? '';
-        if (!url) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        if (!url) await delay(POLL_MS);
       }
       await answering(url, commit.revision, Date.now() + 60_000);
       if (i >= WARMUP) deploys.push(performance.now() - started);

@@ -1,5 +1,6 @@
 import { mongo } from 'mongoose';
 import { describeError, openTestDatabase, type TestDatabase } from './support/database';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Optimistic concurrency: read a version, write only if it is still that version, retry when the
@@ -13,8 +14,6 @@ const MAX_ATTEMPTS_EACH = 5_000;
 const DEADLINE_MS = 60_000;
 
 type Counter = { _id: string; v: number };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('An optimistic counter', () => {
   let db: TestDatabase;

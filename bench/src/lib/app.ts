@@ -1,4 +1,5 @@
 import { getApp, type AppAnswer } from '@platform/shared/testing';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const POLL_MS = 10;
 
@@ -9,6 +10,6 @@ export async function answering(url: string, revision: string, deadline: number)
     if (answer?.status === 200 && (JSON.parse(answer.body) as AppAnswer).commit === revision)
       return;
     if (Date.now() > deadline) throw new Error(`${url} did not answer with ${revision} in time`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await delay(POLL_MS);
   }
 }

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 const startedAt = Date.now();
 
 /** Progress on stderr, with the seconds since the benchmark started. */
@@ -5,8 +7,6 @@ export function say(message: string): void {
   const t = ((Date.now() - startedAt) / 1000).toFixed(1).padStart(6);
   process.stderr.write(`[bench ${t}s] ${message}\n`);
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns something truthy; throws after `timeoutMs`. */
 export async function waitFor<T>(
@@ -21,6 +21,8 @@ export async function waitFor<T>(
     await sleep(options.intervalMs ?? 100);
   }
 }
+
+export { sleep };
 
 /** Milliseconds with a fixed number of decimals, for tables and JSON. */
 export const ms = (value: number, decimals = 2) => Number(value.toFixed(decimals));

@@ -13,6 +13,7 @@ import {
 } from './env';
 import { say } from './log';
 import { waitForOutput } from '@platform/shared/testing';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const execute = promisify(execFile);
 /** infra.sh with the benchmark's infrastructure settings (see infraEnv). */
@@ -126,7 +127,7 @@ export async function startStack(options: StartOptions = {}): Promise<Stack> {
       if (attempt >= 3 || externalStack()) throw err;
       const tail = (err as Error).message.split('\n').slice(-3).join(' | ');
       say(`the stack did not start (attempt ${attempt}): ${tail.slice(0, 300)}; retrying in 15 s`);
-      await new Promise((r) => setTimeout(r, 15_000));
+      await delay(15_000);
     }
   }
 }
@@ -204,7 +205,7 @@ async function startStackOnce(options: StartOptions): Promise<Stack> {
     if (child.exitCode !== null || child.signalCode !== null) return;
     say('stopping the stack');
     child.kill('SIGTERM');
-    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 40_000).unref());
+    const timeout = delay(40_000, 'timeout' as const, { ref: false });
     if ((await Promise.race([exited, timeout])) === 'timeout') {
       say('the stack did not stop in 40 s: SIGKILL to its process group');
       try {

@@ -4,6 +4,7 @@ import { clientWithApp } from '../support/fixtures';
 import { infra } from '../support/infra';
 import { startReceiver, verifyStandardWebhook } from '../support/receiver';
 import { requireLocalStack } from '../support/stack';
+import { setTimeout as delay } from 'node:timers/promises';
 
 describe('Kafka stopped while deployments change status', () => {
   beforeAll(requireLocalStack);
@@ -47,7 +48,7 @@ describe('Kafka stopped while deployments change status', () => {
         intervalMs: 250,
         what: 'nine distinct webhooks after Kafka returned',
       });
-      await new Promise((r) => setTimeout(r, 2_000)); // room for a stray duplicate to show up
+      await delay(2_000); // room for a stray duplicate to show up
 
       const byChange = new Map<string, Set<string>>();
       for (const hook of mine()) {

@@ -87,8 +87,17 @@ export const rateLimited = (retryAfterSeconds: number) =>
     'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
   });
 
-export const serviceUnavailable = (message = 'A dependency is unavailable: retry shortly.') =>
-  new AppError('SERVICE_UNAVAILABLE', 503, message);
+export const serviceUnavailable = (
+  message = 'A dependency is unavailable: retry shortly.',
+  retryAfterSeconds?: number,
+) =>
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    503,
+    message,
+    undefined,
+    retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(retryAfterSeconds) },
+  );
 
 export const internal = (message = 'Something went wrong on our side.') =>
   new AppError('INTERNAL', 500, message);

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeHttpServer, Lifecycle } from './lifecycle';
 import { testLogger } from './testing';
+import { setTimeout as delay } from 'node:timers/promises';
 
 describe('graceful shutdown', () => {
   it('finishes an in-flight request, then refuses new connections', async () => {
@@ -31,7 +32,7 @@ describe('graceful shutdown', () => {
     const response = fetch(`${url}/slow`);
     await inFlight;
     const shutdown = lifecycle.shutdown('SIGTERM');
-    await new Promise((r) => setTimeout(r, 50));
+    await delay(50);
     await expect(fetch(`${url}/slow`)).rejects.toThrow();
     release();
 

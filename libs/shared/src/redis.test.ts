@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { testInfraUrls, uniqueName, waitFor } from './testing';
+import { setTimeout as delay } from 'node:timers/promises';
 
 describe('Redis (real server)', () => {
   let redis: Redis;
@@ -27,7 +28,7 @@ describe('Redis (real server)', () => {
     const key = uniqueName('ttl');
     await redis.set(key, 'value', 'PX', 300);
     await redis.pexpire(key, 60_000);
-    await new Promise((r) => setTimeout(r, 400));
+    await delay(400);
     expect(await redis.get(key)).toBe('value');
     await redis.del(key);
   });

@@ -127,6 +127,8 @@ export function createApp({
       internalSecret: config.INTERNAL_SECRET,
       timeoutMs: config.UPSTREAM_TIMEOUT_MS,
       concurrency: config.UPSTREAM_CONCURRENCY,
+      queueLimit: config.UPSTREAM_QUEUE_LIMIT,
+      registry: metrics.registry,
       logger,
       stopping,
     }),

@@ -38,6 +38,7 @@ describe('gateway config', () => {
       REDELIVER_RATE_WINDOW: MINUTE_MS,
       UPSTREAM_TIMEOUT_MS: 30_000,
       UPSTREAM_CONCURRENCY: 128,
+      UPSTREAM_QUEUE_LIMIT: 4096,
       APPS_HOST_SUFFIX: '.localhost',
       RUNTIME_ROUTER_URL: 'http://127.0.0.1:4020',
       APPS_IDLE_TIMEOUT: 5 * MINUTE_MS,

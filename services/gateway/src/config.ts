@@ -105,6 +105,12 @@ export const configSchema = baseEnv
      * connections to one service and overflow its listen queue).
      */
     UPSTREAM_CONCURRENCY: count(128),
+    /**
+     * Requests waiting for a turn at each upstream service at most; one more is 503
+     * SERVICE_UNAVAILABLE with Retry-After. Generous: a burst of a few thousand clients waits
+     * rather than fails; the bound keeps an endless one from growing the gateway's memory.
+     */
+    UPSTREAM_QUEUE_LIMIT: z.coerce.number().int().min(0).default(4096),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.DEV_IDP_URL !== undefined) {

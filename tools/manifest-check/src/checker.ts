@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { setTimeout as delay } from 'node:timers/promises';
 
 /** The repository's root directory. */
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
@@ -145,7 +146,7 @@ async function withLock<T>(lockDir: string, work: () => Promise<T>): Promise<T> 
       if (Date.now() - started > CHECKER_BUILD_TIMEOUT_MS) {
         throw new Error(`timed out waiting for another build of the checker (${lockDir})`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await delay(500);
     }
   }
   try {

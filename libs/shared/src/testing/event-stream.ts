@@ -1,3 +1,5 @@
+import { createParser } from 'eventsource-parser';
+
 /** One Server-Sent Event as a client reads it. */
 export interface StreamEvent {
   id?: string;
@@ -22,8 +24,9 @@ export interface EventStream {
 
 /**
  * Opens `url` as a Server-Sent Events stream (`Accept: text/event-stream`) and reads it as it
- * comes, as a browser's EventSource would parse it (`id`, `event`, `data` fields, blank line
- * ends an event, `:` lines are comments). A non-2xx answer is read whole into no events.
+ * comes, parsed as a browser's EventSource parses it (eventsource-parser: `id`, `event`, `data`
+ * fields, a blank line ends an event, `:` lines are comments). A non-2xx answer is read whole
+ * into no events.
  */
 export async function openEventStream(
   url: string,
@@ -48,10 +51,16 @@ export async function openEventStream(
     await response.text().catch(() => '');
     return stream;
   }
+  const parser = createParser({
+    onEvent: ({ id, event = 'message', data }) => {
+      const read: StreamEvent = { event, data, ...(id !== undefined && { id }) };
+      stream.events.push(read);
+      onEvent?.(read);
+    },
+    onComment: () => stream.comments++,
+  });
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   stream.ended = (async () => {
-    let buffer = '';
-    let current: Partial<StreamEvent> & { data?: string } = {};
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -59,34 +68,7 @@ export async function openEventStream(
           stream.endedBy = 'server';
           return;
         }
-        buffer += value;
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) !== -1) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          if (line === '') {
-            if (current.data !== undefined) {
-              const event: StreamEvent = {
-                event: current.event ?? 'message',
-                data: current.data,
-                ...(current.id !== undefined && { id: current.id }),
-              };
-              stream.events.push(event);
-              onEvent?.(event);
-            }
-            current = {};
-          } else if (line.startsWith(':')) {
-            stream.comments++;
-          } else {
-            const colon = line.indexOf(':');
-            const field = colon === -1 ? line : line.slice(0, colon);
-            const content = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-            if (field === 'data')
-              current.data = current.data === undefined ? content : `${current.data}\n${content}`;
-            else if (field === 'event') current.event = content;
-            else if (field === 'id') current.id = content;
-          }
-        }
+        parser.feed(value);
       }
     } catch {
       // Closed by the client, or the connection broke.

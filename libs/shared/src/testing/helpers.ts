@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { kafkaEnv } from '../config';
 import { IDENTITY_HEADER, signIdentity, type ServiceName } from '../http/identity';
 import { kafkaConnection } from '../kafka';
+import { setTimeout as delay } from 'node:timers/promises';
 
 /**
  * The environment's URLs, as set by the global setup; `kafka` is the brokers with the run's Kafka
@@ -111,7 +112,7 @@ export async function waitFor<T>(
         `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
       );
     }
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await delay(intervalMs);
   }
 }
 

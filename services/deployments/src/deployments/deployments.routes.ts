@@ -5,10 +5,10 @@ import type { DeploymentsService } from './deployments.service';
 import {
   deploymentListQuery,
   deploymentQuery,
-  logStreamHeaders,
   toDeploymentResponse,
   toListItem,
 } from './deployments.schemas';
+import { sendLogs } from './log-stream.route';
 
 /**
  * Mounted behind `requireOwnership(projects, 'service')` (app.ts): the caller owns the service.
@@ -49,50 +49,9 @@ export function deploymentsRouter(
     if (!leaving.signal.aborted) res.json(toDeploymentResponse(deployment));
   });
 
-  // contracts.md "Following a deployment": Server-Sent Events with the SSE Accept header, else
-  // the whole log so far as text/plain.
-  router.get('/:deploymentId/logs', async (req: DeploymentRequest, res) => {
-    const ref = serviceOf(req);
-    const deployment = await service.findDeployment(ref, req.params.deploymentId);
-    if (!(req.get('accept') ?? '').includes('text/event-stream')) {
-      res.type('text/plain; charset=utf-8').send(await service.logsOf(ref, deployment.id));
-      return;
-    }
-    const { 'last-event-id': after } = validate(logStreamHeaders, {
-      'last-event-id': req.get('last-event-id'),
-    });
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
-    // Registered before the follow is awaited: a client may leave meanwhile.
-    let left = false;
-    let stopFollowing: (() => void) | undefined;
-    res.once('close', () => {
-      left = true;
-      clearInterval(heartbeat);
-      stopFollowing?.();
-    });
-    const end = () => {
-      clearInterval(heartbeat);
-      res.end();
-    };
-    try {
-      stopFollowing = await service.followLogs(deployment.id, after ?? 0, {
-        line: (line) =>
-          res.write(`id: ${line.n}\nevent: log\ndata: ${line.text.replace(/\r/g, '')}\n\n`),
-        status: (status) => res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`),
-        end,
-      });
-    } catch (err) {
-      clearInterval(heartbeat);
-      throw err;
-    }
-    if (left) stopFollowing();
-  });
+  router.get('/:deploymentId/logs', (req: DeploymentRequest, res) =>
+    sendLogs(service, serviceOf(req), req.params.deploymentId, req, res, { heartbeatMs }),
+  );
 
   router.post('/:deploymentId/cancel', async (req: DeploymentRequest, res) => {
     const deployment = await service.cancelDeployment(serviceOf(req), req.params.deploymentId);

@@ -11,11 +11,13 @@ import type { OwnedService } from '../test/projects-stub';
 // The pipeline runs shell steps whose output and timing the tests control: a build printing 40
 // numbered lines over about a second, after a moment (so a follower can join before the first).
 const LINES = 40;
+// A line whose leading spaces a client must get as printed (SSE: one space after `data:`).
+const INDENTED = '   indented line';
 // Status events go through Kafka (relay): every replica's followers hear of each change.
 const h = useHarness({
   relay: true,
   pipeline: {
-    TEST_BUILD: `sleep 0.4; for i in $(seq 1 ${LINES}); do echo "output line $i"; sleep 0.025; done`,
+    TEST_BUILD: `sleep 0.4; echo '${INDENTED}'; for i in $(seq 1 ${LINES}); do echo "output line $i"; sleep 0.025; done`,
     TEST_DEPLOY: 'echo deployed',
     LOG_STREAM_HEARTBEAT: '100ms',
   },
@@ -84,6 +86,19 @@ describe('GET …/deployments/:id/logs as Server-Sent Events', () => {
     expect(Number(rest[0]!.id)).toBe(Number(last) + 1);
     const joined = { ...first, events: [...seen, ...again.events] } as EventStream;
     expectWholeLog(joined);
+  });
+
+  it('sends each line as printed with its number as id, and status events without an id', async () => {
+    const { service, id } = await h.newDeployment();
+
+    const stream = await follow(service, id);
+    await stream.ended;
+
+    expect(logLines(stream).map((e) => e.data)).toContain(INDENTED);
+    const statusEvents = stream.events.filter((e) => e.event === 'status');
+    expect(statusEvents.length).toBeGreaterThan(0);
+    // An id would become the client's Last-Event-ID, and its reconnect a 400.
+    for (const event of statusEvents) expect(event).not.toHaveProperty('id');
   });
 
   it('answers the whole log so far as text/plain without the SSE Accept header', async () => {

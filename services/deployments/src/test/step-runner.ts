@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export interface StepOptions {
   /** A shell command line, run with `sh -c`. */
@@ -62,8 +63,6 @@ export async function isGroupRunning(pgid: number): Promise<boolean> {
   }
   return false;
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -21,6 +21,7 @@ import {
 import { LOGIN_PATH } from '../login/auth-login';
 import { startGateway, type LoggedIn, type TestGateway } from '../test/start-gateway';
 import { STUB_ACCOUNT, STUB_PATHS, stubLogin, type StubService } from '../test/stubs';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const LIST_PROJECTS = { aud: 'projects', method: 'GET', path: '/api/projects' } as const;
 
@@ -337,7 +338,7 @@ describe('a request that asks to wait (?wait=N)', () => {
       const other = await gateway.request(path, { cookie: session.cookie });
       expect(other.status).toBe(200);
       // Let the 300 ms upstream timeout pass while the service still holds it.
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await delay(400);
       held[0]!();
       const answer = await waiting;
 

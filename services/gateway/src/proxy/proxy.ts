@@ -8,6 +8,7 @@ import {
   signIdentity,
   type Logger,
 } from '@platform/shared';
+import { Gauge, type Registry } from 'prom-client';
 import { upstreamFor, type Upstream } from './upstreams';
 
 export interface ServiceProxyOptions {
@@ -18,6 +19,10 @@ export interface ServiceProxyOptions {
   timeoutMs: number;
   /** Requests in flight to each upstream at most; the others wait, first come first served. */
   concurrency: number;
+  /** Requests waiting for each upstream at most; one more is 503 with Retry-After. */
+  queueLimit: number;
+  /** Where the gateway's metrics are kept: the waiting requests per upstream are a gauge there. */
+  registry: Registry;
   logger: Logger;
   /** Aborted as the gateway shuts down: the log streams it holds open are ended then. */
   stopping?: AbortSignal;
@@ -121,6 +126,15 @@ export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
   const proxy = createServiceProxy(options, options.timeoutMs);
   const longPoll = createServiceProxy(options, Math.max(options.timeoutMs, LONG_POLL_TIMEOUT_MS));
   const turns = new Map<Upstream, Turns>();
+  new Gauge({
+    name: 'gateway_upstream_waiting_requests',
+    help: 'Requests waiting in the gateway for a turn at their upstream service',
+    labelNames: ['upstream'],
+    registers: [options.registry],
+    collect() {
+      for (const [upstream, upstreamTurns] of turns) this.set({ upstream }, upstreamTurns.waiting);
+    },
+  });
   // Open log streams: ended at shutdown, so the server's close need not wait for them.
   const streams = new Set<Response>();
   options.stopping?.addEventListener(
@@ -141,28 +155,59 @@ export function serviceProxy(options: ServiceProxyOptions): RequestHandler {
       return void longPoll(req, res, next);
     }
     let upstreamTurns = turns.get(upstream);
-    if (!upstreamTurns) turns.set(upstream, (upstreamTurns = new Turns(options.concurrency)));
-    upstreamTurns.take(res, () => void proxy(req, res, next));
+    if (!upstreamTurns) {
+      upstreamTurns = new Turns(options.concurrency, options.queueLimit);
+      turns.set(upstream, upstreamTurns);
+    }
+    if (!upstreamTurns.take(res, () => void proxy(req, res, next))) {
+      next(
+        serviceUnavailable(`The ${upstream} service is busy: retry shortly.`, QUEUE_FULL_RETRY_S),
+      );
+    }
   };
 }
 
+interface Waiter {
+  res: Response;
+  start: () => void;
+  leave: () => void;
+}
+
+/** Retry-After of a request refused because its upstream's queue is full: turns end quickly. */
+const QUEUE_FULL_RETRY_S = 1;
+
 /**
- * At most `limit` responses under way; the next waits until one finishes (or its client goes).
+ * At most `limit` responses under way; the next wait, first come first served, at most
+ * `queueLimit` of them (`take` refuses one more). A waiting request whose client goes leaves the
+ * queue at once, so it never takes a turn or a place in the queue.
  * Limiting requests, not the agent's sockets: http-proxy edits a request's headers and body when
  * it gets its socket, too late for one that waited in the agent's queue.
  */
 class Turns {
   private active = 0;
-  private readonly waiting: { res: Response; start: () => void }[] = [];
+  // A Set keeps insertion order (first come first served) and lets a leaving client out in O(1).
+  private readonly queue = new Set<Waiter>();
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly queueLimit: number,
+  ) {}
 
-  take(res: Response, start: () => void): void {
+  get waiting(): number {
+    return this.queue.size;
+  }
+
+  /** Starts the request now or queues it; false when the queue is full (nothing started). */
+  take(res: Response, start: () => void): boolean {
     if (this.active < this.limit) {
       this.begin(res, start);
-      return;
+      return true;
     }
-    this.waiting.push({ res, start });
+    if (this.queue.size >= this.queueLimit) return false;
+    const waiter: Waiter = { res, start, leave: () => this.queue.delete(waiter) };
+    res.once('close', waiter.leave);
+    this.queue.add(waiter);
+    return true;
   }
 
   private begin(res: Response, start: () => void) {
@@ -175,10 +220,11 @@ class Turns {
   }
 
   private next() {
-    while (this.active < this.limit && this.waiting.length > 0) {
-      const { res, start } = this.waiting.shift()!;
-      // A client that left while waiting needs no turn.
-      if (!res.destroyed && !res.writableEnded) this.begin(res, start);
+    for (const waiter of this.queue) {
+      if (this.active >= this.limit) return;
+      this.queue.delete(waiter);
+      waiter.res.off('close', waiter.leave);
+      this.begin(waiter.res, waiter.start);
     }
   }
 }

@@ -1,10 +1,10 @@
-import {
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type RequestListener,
-  type ServerResponse,
+import type {
+  ClientRequest,
+  IncomingHttpHeaders,
+  RequestListener,
+  ServerResponse,
 } from 'node:http';
+import { createProxyServer } from 'http-proxy';
 import type { Logger } from '@platform/shared';
 import type { Release } from './release';
 
@@ -21,15 +21,12 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const named = new Set(
-    String(headers.connection ?? '')
-      .split(',')
-      .map((name) => name.trim().toLowerCase()),
-  );
-  return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name) && !named.has(name)),
-  );
+/** The hop-by-hop headers of a message: the list above and those its Connection header names. */
+function hopByHop(headers: IncomingHttpHeaders): string[] {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase());
+  return Object.keys(headers).filter((name) => HOP_BY_HOP.has(name) || named.includes(name));
 }
 
 /**
@@ -46,6 +43,12 @@ function answerJson(res: ServerResponse, status: number, body: object) {
   res.end(JSON.stringify(body));
 }
 
+/** What the router reads of a release: where its app is, its agent, its request count. */
+export type RoutedRelease = Pick<
+  Release,
+  'host' | 'port' | 'agent' | 'requestStarted' | 'requestFinished'
+> & { spec: Pick<Release['spec'], 'serviceId' | 'releaseId'> };
+
 /**
  * The router: forwards each request to the live release of the service its Host names, bodies
  * streamed both ways, over a keep-alive agent per release. Every request counts against the
@@ -53,9 +56,46 @@ function answerJson(res: ServerResponse, status: number, body: object) {
  * No live release: 404 JSON; a release that does not answer: 502 JSON.
  */
 export function createRouter(
-  liveRelease: (serviceId: string) => Release | undefined,
+  liveRelease: (serviceId: string) => RoutedRelease | undefined,
   logger: Logger,
 ): RequestListener {
+  // http-proxy streams both bodies and answers with the app's status and headers; the hop-by-hop
+  // headers of either side are dropped here (http-proxy passes the client's on).
+  const proxy = createProxyServer({ xfwd: false });
+  const sent = new WeakMap<object, ClientRequest>();
+  proxy.on('proxyReq', (proxyReq, req, res) => {
+    for (const name of hopByHop(req.headers)) proxyReq.removeHeader(name);
+    sent.set(req, proxyReq);
+    // A client that goes before the whole answer ends the app's request too.
+    res.once('close', () => {
+      if (!res.writableFinished) proxyReq.destroy();
+    });
+  });
+  proxy.on('proxyRes', (proxyRes) => {
+    for (const name of hopByHop(proxyRes.headers)) delete proxyRes.headers[name];
+  });
+
+  const forward: Forward = (req, res, release, mayRetry) => {
+    const target = { host: release.host, port: release.port };
+    proxy.web(req, res, { target, agent: release.agent }, (err: NodeJS.ErrnoException) => {
+      // A kept-alive connection the app closed as this request went out: Node's documented case
+      // for one retry (`reusedSocket`), safe for a request without a body.
+      const bodyless = req.method === 'GET' || req.method === 'HEAD';
+      const reused = sent.get(req)?.reusedSocket === true;
+      if (mayRetry && bodyless && reused && err.code === 'ECONNRESET' && !res.headersSent) {
+        forward(req, res, release, false);
+        return;
+      }
+      logger.debug({ releaseId: release.spec.releaseId, code: err.code }, 'release did not answer');
+      if (res.headersSent) res.destroy();
+      else
+        answerJson(res, 502, {
+          error: 'BAD_GATEWAY',
+          message: `The live deployment of service ${release.spec.serviceId} did not answer.`,
+        });
+    });
+  };
+
   return (req, res) => {
     const serviceId = serviceIdOfHost(req.headers.host);
     const release = serviceId ? liveRelease(serviceId) : undefined;
@@ -70,49 +110,13 @@ export function createRouter(
     }
     release.requestStarted();
     res.once('close', () => release.requestFinished());
-    forward(req, res, release, logger, true);
+    forward(req, res, release, true);
   };
 }
 
-function forward(
-  req: IncomingMessage,
+type Forward = (
+  req: Parameters<RequestListener>[0],
   res: ServerResponse,
-  release: Release,
-  logger: Logger,
+  release: RoutedRelease,
   mayRetry: boolean,
-) {
-  const upstream = httpRequest({
-    host: release.host,
-    port: release.port,
-    method: req.method,
-    path: req.url,
-    headers: endToEnd(req.headers),
-    agent: release.agent,
-  });
-  upstream.on('response', (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
-    answer.pipe(res);
-    answer.on('error', () => res.destroy());
-  });
-  upstream.on('error', (err: NodeJS.ErrnoException) => {
-    // A kept-alive connection the app closed as this request went out: Node's documented case
-    // for one retry (`reusedSocket`), safe for a request without a body.
-    const bodyless = req.method === 'GET' || req.method === 'HEAD';
-    if (mayRetry && bodyless && upstream.reusedSocket && err.code === 'ECONNRESET') {
-      forward(req, res, release, logger, false);
-      return;
-    }
-    logger.debug({ releaseId: release.spec.releaseId, code: err.code }, 'release did not answer');
-    if (res.headersSent) res.destroy();
-    else
-      answerJson(res, 502, {
-        error: 'BAD_GATEWAY',
-        message: `The live deployment of service ${release.spec.serviceId} did not answer.`,
-      });
-  });
-  res.once('close', () => {
-    if (!res.writableFinished) upstream.destroy();
-  });
-  if (req.method === 'GET' || req.method === 'HEAD') upstream.end();
-  else req.pipe(upstream);
-}
+) => void;
