@@ -11,7 +11,9 @@ const WRITERS = 50;
 const INCREMENTS_EACH = 20; // 50 × 20 = 1,000 increments in total
 const CONNECTIONS = 10;
 const MAX_ATTEMPTS_EACH = 5_000;
-const DEADLINE_MS = 60_000;
+// The work is bounded by counts (writers × attempts), never by time: a loaded machine only makes
+// it slower. The timeout is jest's guard against a hang, far beyond any run seen.
+const HANG_GUARD_MS = 15 * 60_000;
 
 type Counter = { _id: string; v: number };
 
@@ -30,9 +32,7 @@ describe('An optimistic counter', () => {
       const collections = (await db.collections('counters', CONNECTIONS)).map((c) =>
         c.db.collection<Counter>('counters'),
       );
-      const deadline = Date.now() + DEADLINE_MS;
       const errors: string[] = [];
-      let attempts = 0;
 
       const writer = async (counters: mongo.Collection<Counter>) => {
         let done = 0;
@@ -41,8 +41,7 @@ describe('An optimistic counter', () => {
           // A loser backs off a little, at random, as a real client would: the writers still
           // overlap all the time, without each success costing a retry of all 49 others.
           if (losses > 0) await sleep(Math.random() * Math.min(losses, 8) * 2);
-          if (Date.now() > deadline || errors.length > 0) break;
-          attempts++;
+          if (errors.length > 0) break;
           try {
             const read = await counters.findOne({ _id: 'c' });
             if (!read) throw new Error('the counter is gone');
@@ -71,16 +70,14 @@ describe('An optimistic counter', () => {
 
       expect({
         errors: errors.slice(0, 5),
-        outOfTime: Date.now() > deadline ? `after ${attempts} attempts` : false,
         incrementsReported: increments,
         final,
       }).toEqual({
         errors: [],
-        outOfTime: false,
         incrementsReported: WRITERS * INCREMENTS_EACH,
         final: WRITERS * INCREMENTS_EACH,
       });
     },
-    DEADLINE_MS + 30_000,
+    HANG_GUARD_MS,
   );
 });
