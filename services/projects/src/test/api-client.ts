@@ -66,3 +66,11 @@ export async function buildService(
     throw new Error(`buildService: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as ServiceBody;
 }
+
+/** A client of a new account of the app at `baseUrl`, with a project and a service of its own. */
+export async function buildAccountService(baseUrl: string) {
+  const client = apiClient(baseUrl);
+  const projectId = (await buildProject(client)).id;
+  const serviceId = (await buildService(client, projectId)).id;
+  return { client, projectId, serviceId };
+}
