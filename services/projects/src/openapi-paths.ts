@@ -18,20 +18,12 @@ const links = (operations: Record<string, Record<string, string>>) => ({
   ),
 });
 
+/** Links to each of `operationIds`, all with the same `parameters`. */
+const linksTo = (operationIds: string[], parameters: Record<string, string>) =>
+  links(Object.fromEntries(operationIds.map((id) => [id, parameters])));
+
 /** The projects service's operations: projects, services and variables. */
-export function projectsApiPaths({
-  project,
-  projectList,
-  service,
-  serviceList,
-  variable,
-  variableList,
-  createBody,
-  updateBody,
-  projectParams,
-  serviceParams,
-  variablePathParams,
-}: ProjectsApiSchemas): RouteConfig[] {
+export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
   return [
     {
       method: 'get',
@@ -41,7 +33,7 @@ export function projectsApiPaths({
       operationId: 'listProjects',
       request: { query: listQuery },
       responses: {
-        200: { description: 'Newest first (createdAt desc, then id).', ...json(projectList) },
+        200: { description: 'Newest first (createdAt desc, then id).', ...json(s.projectList) },
       },
     },
     {
@@ -56,19 +48,18 @@ export function projectsApiPaths({
       responses: {
         201: {
           description: 'The project',
-          ...json(project),
-          ...links(
-            Object.fromEntries(
-              [
-                'getProject',
-                'updateProject',
-                'deleteProject',
-                'listServices',
-                'createService',
-                'listWebhooks',
-                'createWebhook',
-              ].map((id) => [id, { projectId: '$response.body#/id' }]),
-            ),
+          ...json(s.project),
+          ...linksTo(
+            [
+              'getProject',
+              'updateProject',
+              'deleteProject',
+              'listServices',
+              'createService',
+              'listWebhooks',
+              'createWebhook',
+            ],
+            { projectId: '$response.body#/id' },
           ),
         },
         409: ref('Conflict'),
@@ -81,8 +72,8 @@ export function projectsApiPaths({
       tags: ['Projects'],
       operationId: 'getProject',
       description: "Unknown, malformed, deleted or another account's id: 404 NOT_FOUND.",
-      request: { params: projectParams },
-      responses: { 200: { description: 'The project', ...json(project) } },
+      request: { params: s.projectParams },
+      responses: { 200: { description: 'The project', ...json(s.project) } },
     },
     {
       method: 'patch',
@@ -91,7 +82,7 @@ export function projectsApiPaths({
       tags: ['Projects'],
       operationId: 'updateProject',
       request: {
-        params: projectParams,
+        params: s.projectParams,
         body: body(
           updateProjectBody.openapi('UpdateProject', {
             description: 'Either or both.',
@@ -100,7 +91,7 @@ export function projectsApiPaths({
         ),
       },
       responses: {
-        200: { description: 'The whole updated project', ...json(project) },
+        200: { description: 'The whole updated project', ...json(s.project) },
         409: ref('Conflict'),
       },
     },
@@ -110,7 +101,7 @@ export function projectsApiPaths({
       summary: 'Delete a project with its services, deployments and webhooks',
       tags: ['Projects'],
       operationId: 'deleteProject',
-      request: { params: projectParams },
+      request: { params: s.projectParams },
       responses: {
         204: {
           description:
@@ -124,8 +115,8 @@ export function projectsApiPaths({
       summary: "List a project's services",
       tags: ['Services'],
       operationId: 'listServices',
-      request: { params: projectParams, query: listQuery },
-      responses: { 200: { description: 'Newest first', ...json(serviceList) } },
+      request: { params: s.projectParams, query: listQuery },
+      responses: { 200: { description: 'Newest first', ...json(s.serviceList) } },
     },
     {
       method: 'post',
@@ -136,9 +127,9 @@ export function projectsApiPaths({
       description:
         'Extension of the spec (contracts.md): clients need services to deploy. Names are unique within the project and a project holds at most 1,000 services (409). The settings are validated as `CreateService` says (400 VALIDATION_ERROR with the field in `details`).',
       request: {
-        params: projectParams,
+        params: s.projectParams,
         body: body(
-          createBody.openapi('CreateService', {
+          s.createBody.openapi('CreateService', {
             description:
               'A name and any of the settings; those left out take their defaults (null as well). `url` is read-only: sending it is 400.',
           }),
@@ -147,21 +138,17 @@ export function projectsApiPaths({
       responses: {
         201: {
           description: 'The service',
-          ...json(service),
-          ...links(
-            Object.fromEntries(
-              [
-                'getService',
-                'updateService',
-                'deleteService',
-                'listVariables',
-                'listDeployments',
-                'triggerDeployment',
-              ].map((id) => [
-                id,
-                { projectId: '$response.body#/projectId', serviceId: '$response.body#/id' },
-              ]),
-            ),
+          ...json(s.service),
+          ...linksTo(
+            [
+              'getService',
+              'updateService',
+              'deleteService',
+              'listVariables',
+              'listDeployments',
+              'triggerDeployment',
+            ],
+            { projectId: '$response.body#/projectId', serviceId: '$response.body#/id' },
           ),
         },
         409: ref('Conflict'),
@@ -173,8 +160,8 @@ export function projectsApiPaths({
       summary: 'Get a service',
       tags: ['Services'],
       operationId: 'getService',
-      request: { params: serviceParams },
-      responses: { 200: { description: 'The service', ...json(service) } },
+      request: { params: s.serviceParams },
+      responses: { 200: { description: 'The service', ...json(s.service) } },
     },
     {
       method: 'patch',
@@ -183,16 +170,16 @@ export function projectsApiPaths({
       tags: ['Services'],
       operationId: 'updateService',
       request: {
-        params: serviceParams,
+        params: s.serviceParams,
         body: body(
-          updateBody.openapi('UpdateService', {
+          s.updateBody.openapi('UpdateService', {
             minProperties: 1,
             description:
               'The name and/or any settings; those left out are kept. null clears a setting: `repository`, `buildCommand` and `startCommand` to none, `branch`, `rootDirectory` and `healthCheckPath` back to their defaults.',
           }),
         ),
       },
-      responses: { 200: { description: 'The service', ...json(service) }, 409: ref('Conflict') },
+      responses: { 200: { description: 'The service', ...json(s.service) }, 409: ref('Conflict') },
     },
     {
       method: 'delete',
@@ -200,7 +187,7 @@ export function projectsApiPaths({
       summary: 'Delete a service, its variables and its deployments',
       tags: ['Services'],
       operationId: 'deleteService',
-      request: { params: serviceParams },
+      request: { params: s.serviceParams },
       responses: { 204: { description: 'Deleted (a `service.deleted` event).' } },
     },
     {
@@ -210,8 +197,8 @@ export function projectsApiPaths({
       tags: ['Services'],
       operationId: 'listVariables',
       description: 'Sorted by name. Secret variables come without their value.',
-      request: { params: serviceParams },
-      responses: { 200: { description: 'The variables', ...json(variableList) } },
+      request: { params: s.serviceParams },
+      responses: { 200: { description: 'The variables', ...json(s.variableList) } },
     },
     {
       method: 'put',
@@ -222,14 +209,14 @@ export function projectsApiPaths({
       description:
         '201 when the variable is new, 200 when it replaced one. A service holds at most 200 variables: a new one beyond is 409 CONFLICT. A deployment keeps the variables as they were at its trigger.',
       request: {
-        params: variablePathParams,
+        params: s.variablePathParams,
         body: body(putVariableBody.openapi('PutVariable')),
       },
       responses: {
-        200: { description: 'The variable, replaced', ...json(variable) },
+        200: { description: 'The variable, replaced', ...json(s.variable) },
         201: {
           description: 'The variable, new',
-          ...json(variable),
+          ...json(s.variable),
           ...links({
             deleteVariable: {
               projectId: '$request.path.projectId',
@@ -247,7 +234,7 @@ export function projectsApiPaths({
       summary: 'Delete a variable',
       tags: ['Services'],
       operationId: 'deleteVariable',
-      request: { params: variablePathParams },
+      request: { params: s.variablePathParams },
       responses: { 204: { description: 'Deleted.' }, 400: ref('BadRequest') },
     },
   ];
