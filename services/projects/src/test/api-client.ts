@@ -1,5 +1,5 @@
+import type { ServiceSettings } from '@platform/shared';
 import { requestJson, uniqueName, type JsonResponse } from '@platform/shared/testing';
-import type { ServiceSettings } from '../services/services.model';
 
 /** Calls the service over HTTP as one account, as the gateway would. */
 export function apiClient(baseUrl: string, accountId = uniqueName('account')) {
