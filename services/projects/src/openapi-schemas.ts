@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listResponseSchema } from '@platform/shared';
 import {
   SETTING_DESCRIPTIONS,
   createServiceBody,
@@ -13,7 +14,6 @@ import { variableName, variableParams } from './variables/variables.schemas';
 export function projectsApiSchemas() {
   const id = z.string().openapi({ description: 'Opaque identifier' });
   const timestamp = z.string().datetime().openapi({ description: 'ISO 8601 UTC timestamp' });
-  const nextCursor = z.string().optional().openapi({ description: 'Present when more remain.' });
 
   const projectListItem = z
     .object({ id, name: z.string(), createdAt: timestamp })
@@ -23,10 +23,7 @@ export function projectsApiSchemas() {
     .object({ id, name: z.string(), description: z.string(), createdAt: timestamp })
     .strict()
     .openapi('Project');
-  const projectList = z
-    .object({ projects: z.array(projectListItem), nextCursor })
-    .strict()
-    .openapi('ProjectList');
+  const projectList = listResponseSchema('projects', projectListItem).openapi('ProjectList');
   const service = z
     .object({
       id,
@@ -53,10 +50,7 @@ export function projectsApiSchemas() {
     .openapi('Service', {
       description: 'A service with every one of its settings (contracts.md, Services).',
     });
-  const serviceList = z
-    .object({ services: z.array(service), nextCursor })
-    .strict()
-    .openapi('ServiceList');
+  const serviceList = listResponseSchema('services', service).openapi('ServiceList');
   const variable = z
     .object({
       name: variableName,
