@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createAppRepository, FIXTURE_APP, freePort } from '@platform/shared/testing';
 import { answering } from './lib/app';
-import { clientWithService } from './lib/client';
+import { clientWithFixtureService } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
@@ -56,12 +56,11 @@ main('deploy-latency', 900, async () => {
   const repository = await createAppRepository();
   const stack = await startStack({ reset: resetStack, env: { SOURCE_ALLOW_LOCAL: 'true' } });
   try {
-    const owner = await clientWithService(stack.gateway, 'deploy-latency', 'web');
-    const servicePath = `/api/projects/${owner.project.id}/services/${owner.service.id}`;
-    await owner.client.expect(200, 'PATCH', servicePath, {
-      repository: repository.url,
-      ...FIXTURE_APP,
-    });
+    const { servicePath, ...owner } = await clientWithFixtureService(
+      stack.gateway,
+      'deploy-latency',
+      repository.url,
+    );
 
     const platform: number[] = [];
     const manual: number[] = [];
@@ -116,7 +115,7 @@ main('deploy-latency', 900, async () => {
 
 /** The service's `url`, once projects has learned it from the first DEPLOYED event. */
 async function waitForUrl(
-  client: Awaited<ReturnType<typeof clientWithService>>['client'],
+  client: Awaited<ReturnType<typeof clientWithFixtureService>>['client'],
   servicePath: string,
 ): Promise<string> {
   const deadline = Date.now() + 60_000;

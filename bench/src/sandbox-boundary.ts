@@ -7,9 +7,9 @@
  * answering with the new commit over BENCH_DEPLOYS (default 15) deploys after BENCH_WARMUP (3),
  * and BENCH_REQUESTS (default 2,000) sequential GETs of the app, each timed.
  */
-import { createAppRepository, FIXTURE_APP, getApp } from '@platform/shared/testing';
+import { createAppRepository, getApp } from '@platform/shared/testing';
 import { answering } from './lib/app';
-import { clientWithService } from './lib/client';
+import { clientWithFixtureService } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
 import { writeResults } from './lib/results';
@@ -35,12 +35,11 @@ async function measure(env: Record<string, string>) {
     env: { SOURCE_ALLOW_LOCAL: 'true', ...env },
   });
   try {
-    const owner = await clientWithService(stack.gateway, 'sandbox-boundary', 'web');
-    const servicePath = `/api/projects/${owner.project.id}/services/${owner.service.id}`;
-    await owner.client.expect(200, 'PATCH', servicePath, {
-      repository: repository.url,
-      ...FIXTURE_APP,
-    });
+    const { servicePath, ...owner } = await clientWithFixtureService(
+      stack.gateway,
+      'sandbox-boundary',
+      repository.url,
+    );
     const deploys: number[] = [];
     let url = '';
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {

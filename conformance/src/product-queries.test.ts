@@ -61,6 +61,16 @@ describe('The product’s list and work queries are served by their indexes', ()
   /** The same, after a cursor. */
   const deepPage = <T>(model: Model<T>, filter: FilterQuery<T>) =>
     firstPage(model, { ...filter, ...deep() });
+  /** The delivery worker's claim (DeliveriesRepository.claimDue): the next due delivery. */
+  const nextDueDelivery = (filter: FilterQuery<unknown> = {}) =>
+    Delivery.find({
+      status: 'pending',
+      nextAttemptAt: { $lte: new Date() },
+      leaseUntil: { $not: { $gt: new Date() } },
+      ...filter,
+    })
+      .sort({ accountId: 1, nextAttemptAt: 1, _id: 1 })
+      .limit(1);
 
   const cases = (): ProductListQuery[] => [
     // services/deployments: DeploymentsRepository.listInService (findPage)
@@ -134,27 +144,12 @@ describe('The product’s list and work queries are served by their indexes', ()
     // The worker takes accounts in turn: the next account after the last one served...
     {
       name: 'the delivery worker’s next due delivery, of the next account',
-      query: () =>
-        Delivery.find({
-          status: 'pending',
-          nextAttemptAt: { $lte: new Date() },
-          leaseUntil: { $not: { $gt: new Date() } },
-          accountId: { $gt: accountId },
-        })
-          .sort({ accountId: 1, nextAttemptAt: 1, _id: 1 })
-          .limit(1),
+      query: () => nextDueDelivery({ accountId: { $gt: accountId } }),
     },
     // ...and, past the last account, from the first again.
     {
       name: 'the delivery worker’s next due delivery, starting over',
-      query: () =>
-        Delivery.find({
-          status: 'pending',
-          nextAttemptAt: { $lte: new Date() },
-          leaseUntil: { $not: { $gt: new Date() } },
-        })
-          .sort({ accountId: 1, nextAttemptAt: 1, _id: 1 })
-          .limit(1),
+      query: () => nextDueDelivery(),
     },
   ];
 

@@ -18,6 +18,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=kafka-acls.sh
 . "$here/kafka-acls.sh"
+# shellcheck source=kafka-broker.sh
+. "$here/kafka-broker.sh"
 
 KAFKA_BIN="${KAFKA_BIN:-/opt/kafka/bin}"
 DATA_DIR="${DATA_DIR:-/var/lib/kafka/data}"
@@ -82,39 +84,17 @@ advertised.listeners=SASL_SSL://$HOST:$PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=SASL_SSL
 listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SASL_PLAINTEXT
-sasl.enabled.mechanisms=SCRAM-SHA-512
-sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
-listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$ADMIN_USER" password="$admin_pw";
 ssl.keystore.type=PKCS12
 ssl.keystore.location=$TLS_DIR/broker.p12
 ssl.keystore.password=$store_pw
 ssl.truststore.type=PKCS12
 ssl.truststore.location=$TLS_DIR/truststore.p12
 ssl.truststore.password=$store_pw
-# KRaft cannot use SCRAM on the controller listener: PLAIN, the admin its only user.
-sasl.mechanism.controller.protocol=PLAIN
-listener.name.controller.sasl.enabled.mechanisms=PLAIN
-listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$ADMIN_USER" password="$admin_pw" user_$ADMIN_USER="$admin_pw";
-authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:$ADMIN_USER
-allow.everyone.if.no.acl.found=false
-log.dirs=$DATA_DIR
-# Single node: every internal topic has one replica.
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-default.replication.factor=1
-min.insync.replicas=1
-group.initial.rebalance.delay.ms=0
-# The services create their topics with the admin client; a mistyped topic must fail.
-auto.create.topics.enable=false
-num.partitions=3
+$(kafka_broker_properties sasl_ssl "$ADMIN_USER" "$admin_pw" "$DATA_DIR")
 EOF
   )
   (umask 077 && cat >"$RUN_DIR/admin.properties" <<EOF
-security.protocol=SASL_SSL
-sasl.mechanism=SCRAM-SHA-512
-sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$ADMIN_USER" password="$admin_pw";
+$(kafka_admin_login SASL_SSL "$ADMIN_USER" "$admin_pw")
 ssl.truststore.type=PKCS12
 ssl.truststore.location=$TLS_DIR/truststore.p12
 ssl.truststore.password=$store_pw

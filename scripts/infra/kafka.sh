@@ -24,6 +24,8 @@ KAFKA_HOME="$INFRA_CACHE_DIR/kafka/$KAFKA_VERSION"
 
 # shellcheck source=kafka-acls.sh
 . "$INFRA_DIR/kafka-acls.sh"
+# shellcheck source=kafka-broker.sh
+. "$INFRA_DIR/kafka-broker.sh"
 
 # What the data dir was made for, written into it (platform-config-version) when it is
 # formatted. A data dir without it, or with another number, was made by an older version of this
@@ -160,31 +162,7 @@ advertised.listeners=SASL_PLAINTEXT://127.0.0.1:$KAFKA_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=SASL_PLAINTEXT
 listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT
-# Clients: SCRAM-SHA-512, users stored in the metadata log (formatted with --add-scram).
-sasl.enabled.mechanisms=SCRAM-SHA-512
-sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
-listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_ADMIN_USER" password="$admin_pw";
-# The controller listener: KRaft cannot use SCRAM there (the credentials live in the metadata
-# the controller serves), so PLAIN with the admin as its only user; nobody else can log in.
-sasl.mechanism.controller.protocol=PLAIN
-listener.name.controller.sasl.enabled.mechanisms=PLAIN
-listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$KAFKA_ADMIN_USER" password="$admin_pw" user_$KAFKA_ADMIN_USER="$admin_pw";
-# ACLs (kafka-acls.sh); what no ACL allows is refused.
-authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:$KAFKA_ADMIN_USER
-allow.everyone.if.no.acl.found=false
-log.dirs=$dir/data
-# Single node: every internal topic must fit on one replica.
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-default.replication.factor=1
-min.insync.replicas=1
-# Tests join consumer groups and expect assignments right away.
-group.initial.rebalance.delay.ms=0
-# The app creates its topics with the admin client; a typo'd topic should fail, not appear.
-auto.create.topics.enable=false
-num.partitions=3
+$(kafka_broker_properties sasl_plaintext "$KAFKA_ADMIN_USER" "$admin_pw" "$dir/data")
 # Fewer internal partitions = faster first consumer-group use on a small box.
 offsets.topic.num.partitions=10
 delete.topic.enable=true
@@ -213,9 +191,7 @@ EOF
   # The CLI tools' client settings (readiness check, ACLs): the admin's login; give up within
   # seconds instead of the default 60 s (the readiness loop retries anyway).
   (umask 077 && cat >"$dir/admin-client.properties" <<EOF
-security.protocol=SASL_PLAINTEXT
-sasl.mechanism=SCRAM-SHA-512
-sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_ADMIN_USER" password="$admin_pw";
+$(kafka_admin_login SASL_PLAINTEXT "$KAFKA_ADMIN_USER" "$admin_pw")
 request.timeout.ms=5000
 default.api.timeout.ms=10000
 EOF

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GatewayClient } from '@platform/shared/testing';
+import { FIXTURE_APP, GatewayClient } from '@platform/shared/testing';
 
 /**
  * A client of the gateway at `gateway`, signed in as a new person, with a project named after
@@ -15,6 +15,24 @@ export async function clientWithService(gateway: string, label: string, serviceN
     name: serviceName,
   });
   return { client, accountId, project, service };
+}
+
+/**
+ * `clientWithService`, its service `web` set to build the fixture app from `repositoryUrl`;
+ * `servicePath` is the service's API path.
+ */
+export async function clientWithFixtureService(
+  gateway: string,
+  label: string,
+  repositoryUrl: string,
+) {
+  const owner = await clientWithService(gateway, label, 'web');
+  const servicePath = `/api/projects/${owner.project.id}/services/${owner.service.id}`;
+  await owner.client.expect(200, 'PATCH', servicePath, {
+    repository: repositoryUrl,
+    ...FIXTURE_APP,
+  });
+  return { ...owner, servicePath };
 }
 
 export const uniqueEmail = (label: string) =>

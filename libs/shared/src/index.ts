@@ -26,6 +26,7 @@ export * from './http/health';
 export * from './http/metrics';
 export * from './http/service-app';
 export * from './source/source-rules';
+export * from './source/service-settings';
 export * from './source/local-sources';
 export * from './fs/mounts';
 export * from './process/run-program';

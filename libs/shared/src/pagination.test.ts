@@ -4,9 +4,11 @@ import {
   decodeCursor,
   encodeCursor,
   listResponse,
+  listResponseSchema,
   mapPage,
   parseCursor,
 } from './pagination';
+import { z } from 'zod';
 import { AppError } from './errors';
 
 describe('cursor paging', () => {
@@ -54,5 +56,16 @@ describe('cursor paging', () => {
       nextCursor: 'c',
     });
     expect(listResponse('projects', { items: [] }, String)).toStrictEqual({ projects: [] });
+  });
+
+  it('describes the list response it shapes, and nothing else', () => {
+    const schema = listResponseSchema('projects', z.object({ n: z.number() }).strict());
+    const shaped = (page: { items: number[]; nextCursor?: string }) =>
+      listResponse('projects', page, (n) => ({ n }));
+
+    expect(schema.safeParse(shaped({ items: [1, 2], nextCursor: 'c' })).success).toBe(true);
+    expect(schema.safeParse(shaped({ items: [] })).success).toBe(true);
+    expect(schema.safeParse({ items: [{ n: 1 }] }).success).toBe(false);
+    expect(schema.safeParse({ projects: [], nextCursor: 'c', total: 1 }).success).toBe(false);
   });
 });

@@ -145,3 +145,15 @@ export function listResponse<K extends string, T, U>(
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
   } as { [P in K]: U[] } & { nextCursor?: string };
 }
+
+/**
+ * The schema of a list response (contracts.md, Lists), as `listResponse` makes it: the items
+ * under their plural name and `nextCursor` when another page follows.
+ */
+export function listResponseSchema<K extends string, T extends z.ZodTypeAny>(key: K, item: T) {
+  const shape = {
+    [key]: z.array(item),
+    nextCursor: z.string().optional().describe('Present when more remain.'),
+  } as { [P in K]: z.ZodArray<T> } & { nextCursor: z.ZodOptional<z.ZodString> };
+  return z.object(shape).strict();
+}

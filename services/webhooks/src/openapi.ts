@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { listQuery } from '@platform/shared';
+import { listQuery, listResponseSchema } from '@platform/shared';
 import { DELIVERY_STATUSES } from './deliveries/deliveries.model';
 import { deliveryDetail, deliverySummary, noInputBody } from './deliveries/deliveries.schemas';
 import { WEBHOOK_EVENT_TYPES } from './webhooks/webhooks.model';
@@ -21,7 +21,6 @@ const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schem
 export function registerWebhooksApi(registry: OpenAPIRegistry): void {
   const id = z.string().openapi({ description: 'Opaque identifier' });
   const timestamp = z.string().datetime().openapi({ description: 'ISO 8601 UTC timestamp' });
-  const nextCursor = z.string().optional().openapi({ description: 'Present when more remain.' });
 
   const webhookFields = {
     id,
@@ -44,10 +43,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
     })
     .strict()
     .openapi('WebhookWithSecret');
-  const webhookList = z
-    .object({ webhooks: z.array(webhook), nextCursor })
-    .strict()
-    .openapi('WebhookList');
+  const webhookList = listResponseSchema('webhooks', webhook).openapi('WebhookList');
 
   const deliveryFields = {
     id,
@@ -62,10 +58,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
     createdAt: timestamp,
   };
   const delivery = z.object(deliveryFields).strict().openapi('Delivery');
-  const deliveryList = z
-    .object({ deliveries: z.array(delivery), nextCursor })
-    .strict()
-    .openapi('DeliveryList');
+  const deliveryList = listResponseSchema('deliveries', delivery).openapi('DeliveryList');
   const attempt = z
     .object({
       at: timestamp,

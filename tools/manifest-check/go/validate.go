@@ -22,7 +22,6 @@ import (
 	"k8s.io/kubernetes/pkg/apis/batch"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	batchvalidation "k8s.io/kubernetes/pkg/apis/batch/validation"
-	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/kubernetes/pkg/apis/networking"
@@ -45,34 +44,24 @@ type kindValidator struct {
 	validate   func(runtime.Object) field.ErrorList
 }
 
+// validatorOf is the kindValidator that runs validate on the object as its internal type T.
+func validatorOf[T runtime.Object](namespaced bool, validate func(T) field.ErrorList) kindValidator {
+	return kindValidator{namespaced, func(o runtime.Object) field.ErrorList { return validate(o.(T)) }}
+}
+
 var validators = map[schema.GroupKind]kindValidator{
-	{Group: "", Kind: "Namespace"}: {false, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateNamespace(o.(*core.Namespace))
-	}},
-	{Group: "", Kind: "ConfigMap"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateConfigMap(o.(*core.ConfigMap))
-	}},
-	{Group: "", Kind: "Secret"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateSecret(o.(*core.Secret))
-	}},
-	{Group: "", Kind: "Service"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateServiceCreate(o.(*core.Service))
-	}},
-	{Group: "", Kind: "ResourceQuota"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateResourceQuota(o.(*core.ResourceQuota))
-	}},
-	{Group: "", Kind: "LimitRange"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateLimitRange(o.(*core.LimitRange))
-	}},
-	{Group: "", Kind: "ServiceAccount"}: {true, func(o runtime.Object) field.ErrorList {
-		return corevalidation.ValidateServiceAccount(o.(*core.ServiceAccount))
-	}},
-	{Group: "apps", Kind: "Deployment"}: {true, func(o runtime.Object) field.ErrorList {
-		deployment := o.(*apps.Deployment)
+	{Group: "", Kind: "Namespace"}:      validatorOf(false, corevalidation.ValidateNamespace),
+	{Group: "", Kind: "ConfigMap"}:      validatorOf(true, corevalidation.ValidateConfigMap),
+	{Group: "", Kind: "Secret"}:         validatorOf(true, corevalidation.ValidateSecret),
+	{Group: "", Kind: "Service"}:        validatorOf(true, corevalidation.ValidateServiceCreate),
+	{Group: "", Kind: "ResourceQuota"}:  validatorOf(true, corevalidation.ValidateResourceQuota),
+	{Group: "", Kind: "LimitRange"}:     validatorOf(true, corevalidation.ValidateLimitRange),
+	{Group: "", Kind: "ServiceAccount"}: validatorOf(true, corevalidation.ValidateServiceAccount),
+	{Group: "apps", Kind: "Deployment"}: validatorOf(true, func(deployment *apps.Deployment) field.ErrorList {
 		opts := podutil.GetValidationOptionsFromPodTemplate(&deployment.Spec.Template, nil)
 		return appsvalidation.ValidateDeployment(deployment, opts)
-	}},
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {true, func(o runtime.Object) field.ErrorList {
+	}),
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: validatorOf(true, func(hpa *autoscaling.HorizontalPodAutoscaler) field.ErrorList {
 		opts := autoscalingvalidation.HorizontalPodAutoscalerSpecValidationOptions{
 			MinReplicasLowerBound: 1,
 			ScaleTargetRefValidationOptions: autoscalingvalidation.CrossVersionObjectReferenceValidationOptions{
@@ -82,28 +71,24 @@ var validators = map[schema.GroupKind]kindValidator{
 				AllowInvalidAPIVersion: false, AllowEmptyAPIGroup: true,
 			},
 		}
-		return autoscalingvalidation.ValidateHorizontalPodAutoscaler(o.(*autoscaling.HorizontalPodAutoscaler), opts)
-	}},
-	{Group: "policy", Kind: "PodDisruptionBudget"}: {true, func(o runtime.Object) field.ErrorList {
+		return autoscalingvalidation.ValidateHorizontalPodAutoscaler(hpa, opts)
+	}),
+	{Group: "policy", Kind: "PodDisruptionBudget"}: validatorOf(true, func(budget *policy.PodDisruptionBudget) field.ErrorList {
 		opts := policyvalidation.PodDisruptionBudgetValidationOptions{AllowInvalidLabelValueInSelector: false}
-		return policyvalidation.ValidatePodDisruptionBudget(o.(*policy.PodDisruptionBudget), opts)
-	}},
-	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: {true, func(o runtime.Object) field.ErrorList {
-		policy := o.(*networking.NetworkPolicy)
+		return policyvalidation.ValidatePodDisruptionBudget(budget, opts)
+	}),
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: validatorOf(true, func(policy *networking.NetworkPolicy) field.ErrorList {
 		return networkingvalidation.ValidateNetworkPolicy(policy, networkingvalidation.ValidationOptionsForNetworking(policy, nil))
-	}},
-	{Group: "batch", Kind: "Job"}: {true, func(o runtime.Object) field.ErrorList {
-		job := o.(*batch.Job)
+	}),
+	{Group: "batch", Kind: "Job"}: validatorOf(true, func(job *batch.Job) field.ErrorList {
 		prepareJobForCreate(job)
 		opts := batchvalidation.JobValidationOptions{
 			PodValidationOptions:  podutil.GetValidationOptionsFromPodTemplate(&job.Spec.Template, nil),
 			RequirePrefixedLabels: true,
 		}
 		return batchvalidation.ValidateJob(job, opts)
-	}},
-	{Group: "networking.k8s.io", Kind: "Ingress"}: {true, func(o runtime.Object) field.ErrorList {
-		return networkingvalidation.ValidateIngressCreate(o.(*networking.Ingress))
-	}},
+	}),
+	{Group: "networking.k8s.io", Kind: "Ingress"}: validatorOf(true, networkingvalidation.ValidateIngressCreate),
 }
 
 // validateObject decodes one JSON object strictly into its typed struct, applies the API

@@ -1,15 +1,11 @@
-import { CHECKER_BUILD_TIMEOUT_MS, describeProblems, type KustomizeResult } from './checker';
+import { describeProblems } from './checker';
 import { NAMESPACE, SERVICE_NAMES, findObject, objectsOfKind, selectorMatches } from './kubernetes';
-import { rendered } from './test/rendered';
+import { useRendered } from './test/rendered';
 
 const CLUSTER_SCOPED = new Set(['Namespace']);
 
 describe.each(['base', 'development', 'production'] as const)('k8s/%s', (overlay) => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered(overlay);
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered(overlay);
 
   it('builds with kustomize', () => {
     expect(describeProblems(result.problems.filter((p) => !p.kind))).toBe('');

@@ -1,4 +1,4 @@
-import { CHECKER_BUILD_TIMEOUT_MS, type K8sObject, type KustomizeResult } from './checker';
+import { CHECKER_BUILD_TIMEOUT_MS, type K8sObject } from './checker';
 import {
   SERVICE_NAMES,
   containerEnv,
@@ -6,7 +6,7 @@ import {
   mainContainer,
   objectsOfKind,
 } from './kubernetes';
-import { externalSecrets, rendered } from './test/rendered';
+import { externalSecrets, rendered, useRendered } from './test/rendered';
 
 const configOf = (objects: K8sObject[]) => {
   const configMaps = objectsOfKind(objects, 'ConfigMap');
@@ -15,11 +15,7 @@ const configOf = (objects: K8sObject[]) => {
 };
 
 describe('the production overlay', () => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered('production');
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered('production');
 
   it('does not run the development identity provider or point anything at it', () => {
     const mentions = result.objects.filter((o) => JSON.stringify(o).includes('dev-idp'));
@@ -72,11 +68,7 @@ describe('the production overlay', () => {
 });
 
 describe('the development overlay', () => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered('development');
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered('development');
 
   it('runs one replica of each service and no autoscalers', () => {
     for (const deployment of objectsOfKind(result.objects, 'Deployment')) {

@@ -1,11 +1,5 @@
 import path from 'node:path';
-import {
-  CHECKER_BUILD_TIMEOUT_MS,
-  REPO_ROOT,
-  loadCompose,
-  type ComposeResult,
-  type KustomizeResult,
-} from './checker';
+import { CHECKER_BUILD_TIMEOUT_MS, REPO_ROOT, loadCompose, type ComposeResult } from './checker';
 import {
   DEV_IDP,
   SERVICES,
@@ -16,7 +10,7 @@ import {
   readEnvFile,
 } from './kubernetes';
 import { configProblems, loadServiceConfig, type ServiceConfig } from './service-config';
-import { OVERLAYS, composeProject, externalSecrets, rendered } from './test/rendered';
+import { OVERLAYS, composeProject, externalSecrets, rendered, useRendered } from './test/rendered';
 
 /** Each process's environment schema: the src/config.ts its main.ts loads. */
 const configs = new Map<string, ServiceConfig>();
@@ -33,11 +27,7 @@ const PROCESSES = [...SERVICE_NAMES, 'dev-idp'];
 const RUNTIME_VARIABLES = new Set(['PATH', 'HOSTNAME']);
 
 describe.each(OVERLAYS)('the environment of the %s overlay', (overlay) => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered(overlay);
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered(overlay);
 
   const processesHere = () =>
     objectsOfKind(result.objects, 'Deployment')
@@ -103,11 +93,7 @@ describe.each(OVERLAYS)('the environment of the %s overlay', (overlay) => {
 });
 
 describe.each(OVERLAYS)('the deployments service of the %s overlay', (overlay) => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered(overlay);
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered(overlay);
 
   const containerOf = (name: string) =>
     mainContainer(

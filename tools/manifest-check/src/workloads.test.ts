@@ -1,18 +1,17 @@
-import { CHECKER_BUILD_TIMEOUT_MS, type K8sObject, type KustomizeResult } from './checker';
+import type { K8sObject } from './checker';
 import { SERVICES, SERVICE_NAMES, findObject, mainContainer, objectsOfKind } from './kubernetes';
-import { OVERLAYS, rendered } from './test/rendered';
+import { OVERLAYS, useRendered } from './test/rendered';
 
 /** The longest a process takes to shut down after SIGTERM (its Lifecycle time limit). */
 const PROCESS_SHUTDOWN_LIMIT_S = 25;
 
 describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
-  let result: KustomizeResult;
+  const result = useRendered(overlay);
   let deployments: K8sObject[];
 
-  beforeAll(async () => {
-    result = await rendered(overlay);
+  beforeAll(() => {
     deployments = objectsOfKind(result.objects, 'Deployment');
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  });
 
   const eachDeployment = (check: (d: K8sObject, container: any) => void) => {
     expect(deployments.length).toBeGreaterThanOrEqual(SERVICE_NAMES.length);
@@ -120,11 +119,7 @@ describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
 });
 
 describe('the HorizontalPodAutoscalers of the production overlay', () => {
-  let result: KustomizeResult;
-
-  beforeAll(async () => {
-    result = await rendered('production');
-  }, CHECKER_BUILD_TIMEOUT_MS);
+  const result = useRendered('production');
 
   it('scale each of the five Deployments on CPU', () => {
     for (const name of SERVICE_NAMES) {

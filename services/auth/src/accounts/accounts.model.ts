@@ -1,17 +1,9 @@
-import { Schema } from 'mongoose';
+import { Schema, type InferSchemaType } from 'mongoose';
 import { defineModel } from '@platform/shared';
 
-export interface AccountDocument {
-  /** Google's stable account id (the ID token's `sub`): the account's identity. */
-  sub: string;
-  email: string;
-  name: string;
-  createdAt: Date;
-  lastLoginAt: Date;
-}
-
-const accountSchema = new Schema<AccountDocument>(
+const accountSchema = new Schema(
   {
+    /** Google's stable account id (the ID token's `sub`): the account's identity. */
     sub: { type: String, required: true },
     email: { type: String, required: true },
     name: { type: String, required: true },
@@ -22,4 +14,6 @@ const accountSchema = new Schema<AccountDocument>(
 );
 accountSchema.index({ sub: 1 }, { unique: true });
 
+/** An account as stored: its type is the schema's own (one definition of its fields). */
+export type AccountDocument = InferSchemaType<typeof accountSchema>;
 export const accountModel = defineModel<AccountDocument>('Account', accountSchema, 'accounts');

@@ -1,30 +1,35 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
-import { bwrapArgs, SANDBOX_WORKSPACE } from './bwrap-args';
-import { identityFiles, IdentityPool, type SandboxIdentity } from './identity';
+import { SANDBOX_WORKSPACE } from './bwrap-args';
+import { IdentityPool } from './identity';
 import { launchScript, sandboxCwd } from './launch-script';
-import { installEgressRules } from './network/egress-rules';
-import { SandboxNetworks, type SandboxNetwork } from './network/sandbox-network';
+import { SandboxNetworks } from './network/sandbox-network';
 import {
   supervise,
   type LimitName,
   type SandboxedProcess,
   type SandboxResult,
 } from './process-tree';
-import { findProgram, findSystemProgram } from './programs';
-import { detectResourceGroups, type ResourceGroup, type ResourceGroups } from './resource-groups';
-import { prlimitArgs, type SandboxLimits } from './limits';
+import type { ResourceGroups } from './resource-groups';
+import type { SandboxLimits } from './limits';
+import {
+  REMEDY,
+  requireSandboxTools,
+  SandboxUnavailableError,
+  type Programs,
+} from './sandbox-requirements';
 import type { SandboxOptions } from './sandbox.options';
+import { BLOCK_FD, pipeOf, spawnBwrap, writeSandboxFiles, type Held } from './spawn-bwrap';
 
 export { SANDBOX_WORKSPACE } from './bwrap-args';
 export type { SandboxLimits } from './limits';
 export type { SandboxOptions, SandboxMode } from './sandbox.options';
 export { sandboxOptions } from './sandbox.options';
 export type { SandboxResult, SandboxedProcess, LimitName } from './process-tree';
+export { SandboxUnavailableError } from './sandbox-requirements';
 
 export interface SandboxRunOptions {
   /** Absolute directory on the host, bound read-write at `/workspace`: the only writable place. */
@@ -52,57 +57,7 @@ export interface SandboxRunOptions {
   tmpDir?: string;
 }
 
-/** Thrown by `Sandbox.create` when code cannot be run safely here; the message says what to do. */
-export class SandboxUnavailableError extends Error {
-  override name = 'SandboxUnavailableError';
-}
-
-const INFO_FD = 3;
-const ARGS_FD = 4;
-const BLOCK_FD = 5;
 const PROBE_TIMEOUT_MS = 15_000;
-const REMEDY =
-  'install bubblewrap (scripts/infra/bubblewrap.sh, run by npm test and npm start) and run the ' +
-  'platform as root where it can make namespaces, network interfaces (CAP_NET_ADMIN) and cgroups, ' +
-  'or, on a development machine only, set SANDBOX=none and ALLOW_UNSANDBOXED=true to run code ' +
-  'without a sandbox';
-
-/** bwrap writes `{"child-pid": N, …}` on its info fd once the sandbox is made. */
-function readChildPid(stream: Readable | null | undefined): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    if (!stream) return resolve(undefined);
-    let text = '';
-    stream.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      try {
-        const pid = (JSON.parse(text) as { 'child-pid'?: unknown })['child-pid'];
-        if (typeof pid === 'number') resolve(pid);
-      } catch {
-        // not complete yet
-      }
-    });
-    stream.once('close', () => resolve(undefined));
-    stream.once('error', () => resolve(undefined));
-  });
-}
-
-/** One of the extra pipes a child was spawned with. */
-const pipeOf = (child: ChildProcess, fd: number) =>
-  (child.stdio as unknown as (Writable | null | undefined)[])[fd];
-
-interface Programs {
-  bwrap: string;
-  prlimit: string;
-  setpriv?: string;
-}
-
-/** What one sandbox holds while it runs, freed once it has ended. */
-interface Held {
-  identity?: SandboxIdentity;
-  network?: SandboxNetwork;
-  group?: ResourceGroup;
-  files?: string;
-}
 
 /**
  * Runs tenants' build steps and apps: without the platform's environment, files, processes or
@@ -156,37 +111,10 @@ export class Sandbox {
       return new Sandbox(options, undefined, undefined, undefined, null, nodePrefix);
     }
 
-    const unavailable = (why: string) =>
-      new SandboxUnavailableError(`no sandbox: ${why}; ${REMEDY}`);
-    const bwrap = findProgram(options.bwrap);
-    if (!bwrap)
-      throw unavailable(`the bubblewrap program ${JSON.stringify(options.bwrap)} was not found`);
-    if (process.getuid?.() !== 0) {
-      throw unavailable(
-        'the platform is not root, so it cannot give each sandbox a network of its own',
-      );
-    }
-    const found = Object.fromEntries(
-      ['prlimit', 'setpriv', 'ip', 'nsenter', 'nft'].map((name) => [name, findSystemProgram(name)]),
-    );
-    const missing = Object.keys(found).filter((name) => !found[name]);
-    if (missing.length > 0) {
-      throw unavailable(`${missing.join(', ')} not found (util-linux, iproute2, nftables)`);
-    }
-    const groups = detectResourceGroups(options.cgroupRoot);
-    if (!groups && options.nodeEnv === 'production') {
-      throw unavailable(
-        'no cgroup (v1 or v2) with the memory, cpu and pids controllers is writable',
-      );
-    }
-    try {
-      await installEgressRules({ nft: found.nft!, ip: found.ip! }, options.egress);
-    } catch (err) {
-      throw unavailable(`the egress rules could not be installed: ${(err as Error).message}`);
-    }
+    const { programs, found, groups } = await requireSandboxTools(options);
     const sandbox = new Sandbox(
       options,
-      { bwrap, prlimit: found.prlimit!, setpriv: found.setpriv! },
+      programs,
       new IdentityPool(options.uidBase),
       new SandboxNetworks({
         ip: found.ip!,
@@ -227,12 +155,17 @@ export class Sandbox {
       held.identity = await this.identities!.take(options.workspace);
       if (options.network) held.network = await this.networks!.create();
       held.group = await this.groups?.create(this.groupLimits(options.limits));
-      held.files = await this.writeFiles(held);
+      held.files = await writeSandboxFiles(held);
     } catch (err) {
       await release();
       throw err;
     }
-    const { child, childPid } = this.spawnBwrap(options, held, script);
+    const { child, childPid } = spawnBwrap(
+      { programs: this.programs, nodePrefix: this.nodePrefix, cgroups: this.groups !== null },
+      options,
+      held,
+      script,
+    );
     const ready = childPid.then(async (pid) => {
       if (pid === undefined) return undefined;
       try {
@@ -270,65 +203,6 @@ export class Sandbox {
 
   private groupLimits(limits: SandboxLimits) {
     return { memoryBytes: limits.memoryBytes, cpus: limits.cpus, processes: limits.processes };
-  }
-
-  /** The sandbox's passwd, group and resolv.conf, in a directory only root reads. */
-  private async writeFiles(held: Held): Promise<string> {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'platform-sandbox-'));
-    await chmod(dir, 0o700);
-    const { passwd, group } = identityFiles(held.identity!.uid, held.identity!.gid);
-    await writeFile(path.join(dir, 'passwd'), passwd, { mode: 0o644 });
-    await writeFile(path.join(dir, 'group'), group, { mode: 0o644 });
-    await writeFile(path.join(dir, 'resolv.conf'), held.network?.resolvConf ?? '', { mode: 0o644 });
-    return dir;
-  }
-
-  private spawnBwrap(
-    options: SandboxRunOptions,
-    held: Held,
-    script: string,
-  ): { child: ChildProcess; childPid: Promise<number | undefined> } {
-    const { bwrap, prlimit, setpriv } = this.programs!;
-    const { uid, gid } = held.identity!;
-    const args = bwrapArgs({
-      workspace: options.workspace,
-      extraReadOnly: this.nodePrefix ? [this.nodePrefix] : [],
-      passwdFile: path.join(held.files!, 'passwd'),
-      groupFile: path.join(held.files!, 'group'),
-      resolvConfFile: path.join(held.files!, 'resolv.conf'),
-      tmp: options.tmpDir ? { dir: options.tmpDir } : { bytes: options.limits.tmpBytes },
-      dropsPrivileges: true,
-      infoFd: INFO_FD,
-      blockFd: BLOCK_FD,
-    });
-    const command = [
-      setpriv!,
-      `--reuid=${uid}`,
-      `--regid=${gid}`,
-      '--clear-groups',
-      '--inh-caps=-all',
-      '--bounding-set=-all',
-      '--',
-      prlimit,
-      ...prlimitArgs(options.limits, { cgroups: this.groups !== null }),
-      '--',
-      '/bin/bash',
-      '-s',
-    ];
-    // bwrap itself gets no environment: its own process is the sandbox's PID 1, whose
-    // /proc/1/environ the sandboxed code can read. Its arguments are the platform's own; the
-    // tenant's command, variables and directory come on the shell's stdin (launch-script.ts).
-    const child = spawn(bwrap, ['--args', String(ARGS_FD), '--', ...command], {
-      env: {},
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    });
-    const argsPipe = pipeOf(child, ARGS_FD);
-    argsPipe?.on('error', () => undefined);
-    argsPipe?.end(args.map((arg) => `${arg}\0`).join(''));
-    pipeOf(child, BLOCK_FD)?.on('error', () => undefined);
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(script);
-    return { child, childPid: readChildPid(child.stdio[INFO_FD] as Readable | null) };
   }
 
   private startUnsandboxed(options: SandboxRunOptions, cwd: string): Promise<SandboxedProcess> {

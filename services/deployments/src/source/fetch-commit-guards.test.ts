@@ -1,50 +1,18 @@
 // What fetchCommit refuses even when the API was bypassed: a branch git could read as an option,
 // and local repositories SOURCE_ALLOW_LOCAL does not open (symlinks resolved when fetching).
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { localSourcePolicy, platformCheckout, type LocalSources } from '@platform/shared';
 import { createAppRepository, useRunning } from '@platform/shared/testing';
-import { fetchCommit, type FetchCommitOptions } from './index';
+import { gitEnv, run, useScratch } from '../test/fetch-logged';
 
-const run = promisify(execFile);
-const gitEnv = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-
-let scratch: string;
-let workspaces = 0;
-beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'fetch-guards-test-'));
-});
-afterAll(() => rm(scratch, { recursive: true, force: true }));
-const freshWorkspace = () => path.join(scratch, `workspace-${++workspaces}`, 'source');
-/** A fresh directory of the test's own. */
-const freshDir = async (name: string) => {
-  const dir = path.join(scratch, `${name}-${++workspaces}`);
-  await mkdir(dir, { recursive: true });
-  return dir;
-};
+const scratch = useScratch('fetch-guards-test-');
+const { fetchLogged, freshDir } = scratch;
 const fileUrl = (dir: string) => pathToFileURL(dir).href;
 
 const ANYWHERE: LocalSources = { allow: 'anywhere' };
-
-function fetchLogged(
-  options: Partial<FetchCommitOptions> & Pick<FetchCommitOptions, 'repository' | 'commitHash'>,
-) {
-  const log: string[] = [];
-  const into = options.into ?? freshWorkspace();
-  const result = fetchCommit({
-    branch: 'main',
-    sources: localSourcePolicy({ SOURCE_ALLOW_LOCAL: ANYWHERE }),
-    into,
-    onLog: (line) => log.push(line),
-    ...options,
-  });
-  return { result, log, into };
-}
 
 const repository = useRunning(() => createAppRepository());
 
@@ -59,7 +27,7 @@ describe('fetchCommit given a branch the API refuses', () => {
   ])('refuses one with %s before running git, its log line on one line', async (_case, raw) => {
     const repo = repository();
     const commit = await repo.commit();
-    const marker = path.join(scratch, `marker-${++workspaces}`);
+    const marker = scratch.fresh('marker');
     const branch = raw.replace('MARKER', marker);
 
     const { result, log, into } = fetchLogged({
@@ -218,7 +186,7 @@ describe('fetchCommit and SOURCE_ALLOW_LOCAL', () => {
 
     it('refuses a symlink that leads nowhere yet', async () => {
       const link = path.join(await freshDir('links'), 'app.git');
-      await symlink(path.join(scratch, 'not-yet'), link);
+      await symlink(scratch.path('not-yet'), link);
 
       const { result } = fetchLogged({ repository: fileUrl(link), commitHash: 'a'.repeat(40) });
 

@@ -1,49 +1,24 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localSourcePolicy, type LocalSources } from '@platform/shared';
 import { createAppRepository, freePort, useRunning, waitFor } from '@platform/shared/testing';
-import { fetchCommit, SourceError, type FetchCommitOptions } from './index';
+import { gitEnv, run, useScratch } from '../test/fetch-logged';
+import { SourceError } from './index';
 
-const run = promisify(execFile);
-const gitEnv = { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 const git = async (cwd: string, ...args: string[]) =>
   (await run('git', ['-C', cwd, ...args], { env: gitEnv })).stdout.trim();
 
-let scratch: string;
-let workspaces = 0;
-beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'fetch-commit-test-'));
-});
-afterAll(() => rm(scratch, { recursive: true, force: true }));
-const freshWorkspace = () => path.join(scratch, `workspace-${++workspaces}`, 'source');
+const scratch = useScratch('fetch-commit-test-');
+const { fetchLogged, freshWorkspace } = scratch;
 /** SOURCE_ALLOW_LOCAL as the service reads it, the platform's own trees refused. */
 const sourcesOf = (setting: LocalSources) => localSourcePolicy({ SOURCE_ALLOW_LOCAL: setting });
 const ANYWHERE = sourcesOf({ allow: 'anywhere' });
 const NONE = sourcesOf({ allow: 'none' });
 const revisionIn = async (dir: string) =>
   JSON.parse(await readFile(path.join(dir, 'app.json'), 'utf8')).revision as string;
-
-/** fetchCommit with its log collected; resolves or rejects as it does, with the log beside. */
-function fetchLogged(
-  options: Partial<FetchCommitOptions> & Pick<FetchCommitOptions, 'repository' | 'commitHash'>,
-) {
-  const log: string[] = [];
-  const into = options.into ?? freshWorkspace();
-  const result = fetchCommit({
-    branch: 'main',
-    sources: ANYWHERE,
-    into,
-    onLog: (line) => log.push(line),
-    ...options,
-  });
-  return { result, log, into };
-}
 
 describe('fetchCommit', () => {
   const repository = useRunning(() => createAppRepository());
@@ -217,7 +192,7 @@ describe('fetchCommit', () => {
   );
 
   it('says it could not fetch a repository that does not exist', async () => {
-    const missing = `file://${scratch}/nothing-here.git`;
+    const missing = `file://${scratch.path('nothing-here.git')}`;
     const { result, log } = await fetchLogged({ repository: missing, commitHash: 'b'.repeat(40) });
 
     await expect(result).rejects.toMatchObject({

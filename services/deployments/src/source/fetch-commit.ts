@@ -1,14 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  allowsLocalFiles,
-  allowsLocalNetwork,
-  isBranchName,
-  type LocalSourcePolicy,
-  type LookupHost,
-} from '@platform/shared';
+import { isBranchName, type LocalSourcePolicy, type LookupHost } from '@platform/shared';
+import { fetchObjects } from './fetch-objects';
+import { gitRunner, lastGitLine } from './git-runner';
 import { checkRepository, displayUrl } from './repository-url';
 import { SourceError } from './source-error';
 
@@ -41,7 +36,6 @@ export interface FetchedCommit {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-const FULL_HASH = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 /**
  * Fetches exactly `commitHash` of `repository` into the fresh workspace `into` and checks it
@@ -168,55 +162,6 @@ export async function fetchCommit(options: FetchCommitOptions): Promise<FetchedC
   }
 }
 
-type RunGit = (args: string[]) => Promise<GitResult>;
-
-/**
- * Fetches what the checkout of `commitHash` needs into the workspace's repository (the branch
- * along with it); resolves with the full hash, a short one resolved on the branch.
- */
-async function fetchObjects(
-  { gitOrStopped, mustGit }: { gitOrStopped: RunGit; mustGit: RunGit },
-  commitHash: string,
-  branch: string,
-  shown: string,
-): Promise<string> {
-  const fetch = async (options: string[], refs: string[]) => {
-    const fetched = await gitOrStopped([
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      '--no-recurse-submodules',
-      ...options,
-      '--end-of-options',
-      'origin',
-      ...refs,
-    ]);
-    if (fetched.code !== 0) throw fetchFailure(fetched.stderr, commitHash, branch, shown);
-  };
-  // The branch only ever inside a full ref name, after --end-of-options: never an option.
-  const branchRef = `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
-  if (FULL_HASH.test(commitHash)) {
-    await fetch(['--depth=1'], [commitHash, branchRef]);
-    return commitHash;
-  }
-  await fetch(['--filter=tree:0'], [branchRef]);
-  const history = await mustGit(['rev-list', '--end-of-options', `refs/remotes/origin/${branch}`]);
-  const matches = history.stdout.split('\n').filter((hash) => hash.startsWith(commitHash));
-  if (matches.length === 0) {
-    throw new SourceError(
-      'unknown-commit',
-      `commit ${commitHash} is not in ${shown} (a short hash is looked up on branch ${branch})`,
-    );
-  }
-  if (matches.length > 1) {
-    throw new SourceError(
-      'ambiguous-commit',
-      `commit ${commitHash} is ambiguous in ${shown}: ${matches.length} commits of branch ${branch} start with it`,
-    );
-  }
-  return matches[0]!;
-}
-
 function untilStopped<T>(work: Promise<T>, signal: AbortSignal, stopped: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const abort = () => reject(stopped());
@@ -241,125 +186,4 @@ async function prepareWorkspace(into: string): Promise<void> {
   if (entries.length > 0) {
     throw new SourceError('invalid', `the workspace ${into} is not empty`);
   }
-}
-
-const lastGitLine = (stderr: string) =>
-  stderr
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .filter((line) => /^(fatal|error):/.test(line))
-    .map((line) => line.replace(/^(fatal|error):\s*/, ''))
-    .join('; ') ||
-  stderr.trim().split('\n').pop() ||
-  'git failed';
-
-/** What a failed `git fetch` said, as the deployment's log line. */
-function fetchFailure(
-  stderr: string,
-  commitHash: string,
-  branch: string,
-  shown: string,
-): SourceError {
-  if (
-    /not our ref|unadvertised object|no such remote ref|couldn't find remote ref [0-9a-f]{7,}/i.test(
-      stderr,
-    )
-  ) {
-    return new SourceError('unknown-commit', `commit ${commitHash} is not in ${shown}`);
-  }
-  if (/couldn't find remote ref/i.test(stderr)) {
-    return new SourceError('unknown-branch', `branch ${branch} is not in ${shown}`);
-  }
-  if (/transport '.*' not allowed/.test(stderr)) {
-    return new SourceError('refused', `repository ${shown} is refused: ${lastGitLine(stderr)}`);
-  }
-  return new SourceError('unreachable', `could not fetch ${shown}: ${lastGitLine(stderr)}`);
-}
-
-interface GitResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs git in `cwd` with nothing of this machine's or this process's configuration: the
- * environment is only PATH, a throwaway HOME and git's isolation switches; the allowed
- * protocols and the pinned addresses go in as `-c` settings, which git hands down to the
- * helpers it starts. Each git runs in its own process group, killed whole when `signal` aborts.
- */
-function gitRunner({
-  cwd,
-  home,
-  sources,
-  pinned,
-  signal,
-}: {
-  cwd: string;
-  home: string;
-  sources: LocalSourcePolicy;
-  pinned: string[];
-  signal: AbortSignal;
-}) {
-  const settings = [
-    'protocol.allow=never',
-    'protocol.https.allow=always',
-    ...(allowsLocalNetwork(sources.setting) ? ['protocol.http.allow=always'] : []),
-    ...(allowsLocalFiles(sources.setting) ? ['protocol.file.allow=always'] : []),
-    'credential.helper=',
-    'http.followRedirects=false',
-    'core.hooksPath=/dev/null',
-    'core.askPass=',
-    'submodule.recurse=false',
-    'init.defaultBranch=main',
-    ...pinned.map((entry) => `http.curloptResolve=${entry}`),
-  ].flatMap((setting) => ['-c', setting]);
-  const env = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    LC_ALL: 'C',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: 'false',
-    SSH_ASKPASS: 'false',
-    GIT_PROTOCOL_FROM_USER: '0',
-  };
-  return (args: string[]) =>
-    new Promise<GitResult>((resolve, reject) => {
-      if (signal.aborted) {
-        resolve({ code: null, stdout: '', stderr: '' });
-        return;
-      }
-      const child = spawn('git', [...settings, ...args], {
-        cwd,
-        env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on(
-        'data',
-        (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-16_384)),
-      );
-      const kill = () => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      };
-      signal.addEventListener('abort', kill, { once: true });
-      child.once('error', (err) => {
-        signal.removeEventListener('abort', kill);
-        reject(err);
-      });
-      child.once('close', (code) => {
-        signal.removeEventListener('abort', kill);
-        resolve({ code, stdout, stderr });
-      });
-    });
 }

@@ -130,6 +130,16 @@ export async function startHarness(options: HarnessOptions = {}) {
           killGraceMs: settings.STEP_KILL_GRACE,
         })
       : undefined;
+  /** Stops everything compose opened (as SIGTERM would), the stub, the supervisor, the builds. */
+  const stopAll = async (reason: string) => {
+    await lifecycle.shutdown(reason);
+    await projects.close();
+    await appRepository.close();
+    // The supervisor outlives the service by design; a test's goes with its apps.
+    await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
+    await unmountUnder(scratch);
+    await rm(scratch, { recursive: true, force: true });
+  };
   let composed: Awaited<ReturnType<typeof compose>>;
   let url: string;
   try {
@@ -142,12 +152,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     lifecycle.onShutdown('http server', () => server.close());
     url = server.url;
   } catch (err) {
-    await lifecycle.shutdown('start-up failed');
-    await projects.close();
-    await appRepository.close();
-    await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
-    await unmountUnder(scratch);
-    await rm(scratch, { recursive: true, force: true });
+    await stopAll('start-up failed');
     throw err;
   }
   const { models } = composed;
@@ -329,13 +334,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     /** Stops everything compose opened (as SIGTERM would), the stub, and drops the database. */
     async close() {
-      await lifecycle.shutdown('test over');
-      await projects.close();
-      await appRepository.close();
-      // The supervisor outlives the service by design; a test's goes with its apps.
-      await stopSupervisor(new RuntimeClient(config.RUNTIME_DIR));
-      await unmountUnder(scratch);
-      await rm(scratch, { recursive: true, force: true });
+      await stopAll('test over');
       const connection = await connectMongo({
         url: config.MONGO_URL,
         dbName: config.MONGO_DB,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
+  DEFAULT_SERVICE_SETTINGS,
   REQUEST_ID_HEADER,
   createSecretBox,
   identityOfRequest,
@@ -26,15 +27,7 @@ export interface StubSource extends Omit<ServiceSource, 'variables'> {
 }
 
 /** What a service without settings answers: the contract's defaults, nothing to build or run. */
-export const NO_SOURCE: StubSource = {
-  repository: null,
-  branch: 'main',
-  rootDirectory: '',
-  buildCommand: null,
-  startCommand: null,
-  healthCheckPath: '/',
-  variables: [],
-};
+export const NO_SOURCE: StubSource = { ...DEFAULT_SERVICE_SETTINGS, variables: [] };
 
 const newId = () => randomBytes(12).toString('hex');
 

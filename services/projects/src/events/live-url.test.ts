@@ -9,7 +9,7 @@ import {
   type DeploymentStatusChangedEvent,
 } from '@platform/shared';
 import { useRunning, waitFor } from '@platform/shared/testing';
-import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
+import { buildAccountService, type ApiClient } from '../test/api-client';
 import { startTestApp } from '../test/test-app';
 
 const app = useRunning(() =>
@@ -20,9 +20,7 @@ let projectId: string;
 let serviceId: string;
 
 beforeEach(async () => {
-  client = apiClient(app().url);
-  projectId = (await buildProject(client)).id;
-  serviceId = (await buildService(client, projectId)).id;
+  ({ client, projectId, serviceId } = await buildAccountService(app().url));
 });
 
 const serviceNow = async () =>

@@ -23,6 +23,24 @@ const invalid = (path: string) => ({
   details: [{ path, message: expect.any(String) }],
 });
 
+/** Repositories refused (each sentence follows "the repository"), on create and on PATCH. */
+const REFUSED_REPOSITORIES: [string, string][] = [
+  ['is ftp://', 'ftp://93.184.215.14/a.git'],
+  ['is an scp-style address', 'git@github.com:a/b.git'],
+  ['is not a URL', 'shop'],
+  ['is empty', ''],
+  ['holds a user and password', 'https://bob:hunter2@93.184.215.14/a.git'],
+  ['holds a token as its user', 'https://ghp_token@93.184.215.14/a.git'],
+  ['is http:// without SOURCE_ALLOW_LOCAL', 'http://93.184.215.14/a.git'],
+  ['is file:// without SOURCE_ALLOW_LOCAL', 'file:///srv/git/shop.git'],
+  ['is on loopback', 'https://127.0.0.1/a.git'],
+  ['is on IPv6 loopback', 'https://[::1]/a.git'],
+  ['is on a private network', 'https://10.1.2.3/a.git'],
+  ['is the metadata address', 'https://169.254.169.254/latest'],
+  ['is a loopback address in decimal', 'https://2130706433/a.git'],
+  ['host resolves to loopback', 'https://localhost/a.git'],
+];
+
 describe('service settings', () => {
   let client: ApiClient;
   let projectId: string;
@@ -99,56 +117,11 @@ describe('service settings', () => {
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['the repository is ftp://', { repository: 'ftp://93.184.215.14/a.git' }, 'repository'],
-    [
-      'the repository is an scp-style address',
-      { repository: 'git@github.com:a/b.git' },
+    ...REFUSED_REPOSITORIES.map(([why, repository]): [string, Record<string, unknown>, string] => [
+      `the repository ${why}`,
+      { repository },
       'repository',
-    ],
-    ['the repository is not a URL', { repository: 'shop' }, 'repository'],
-    ['the repository is empty', { repository: '' }, 'repository'],
-    [
-      'the repository holds a user and password',
-      { repository: 'https://bob:hunter2@93.184.215.14/a.git' },
-      'repository',
-    ],
-    [
-      'the repository holds a token as its user',
-      { repository: 'https://ghp_token@93.184.215.14/a.git' },
-      'repository',
-    ],
-    [
-      'the repository is http:// without SOURCE_ALLOW_LOCAL',
-      { repository: 'http://93.184.215.14/a.git' },
-      'repository',
-    ],
-    [
-      'the repository is file:// without SOURCE_ALLOW_LOCAL',
-      { repository: 'file:///srv/git/shop.git' },
-      'repository',
-    ],
-    ['the repository is on loopback', { repository: 'https://127.0.0.1/a.git' }, 'repository'],
-    ['the repository is on IPv6 loopback', { repository: 'https://[::1]/a.git' }, 'repository'],
-    [
-      'the repository is on a private network',
-      { repository: 'https://10.1.2.3/a.git' },
-      'repository',
-    ],
-    [
-      'the repository is the metadata address',
-      { repository: 'https://169.254.169.254/latest' },
-      'repository',
-    ],
-    [
-      'the repository is a loopback address in decimal',
-      { repository: 'https://2130706433/a.git' },
-      'repository',
-    ],
-    [
-      'the repository host resolves to loopback',
-      { repository: 'https://localhost/a.git' },
-      'repository',
-    ],
+    ]),
     ['the branch is empty', { branch: '' }, 'branch'],
     ['the branch has ..', { branch: 'a..b' }, 'branch'],
     ['the branch starts with -', { branch: '-rf' }, 'branch'],

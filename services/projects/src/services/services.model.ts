@@ -1,25 +1,6 @@
 import { Schema, type Types } from 'mongoose';
-import { defineModel } from '@platform/shared';
+import { DEFAULT_SERVICE_SETTINGS, defineModel, type ServiceSettings } from '@platform/shared';
 import { namedDocumentFields, type NamedDocument } from '../names/named-resources.model';
-
-/** Where a service's code comes from and how it runs (contracts.md, Services). */
-export interface ServiceSettings {
-  repository: string | null;
-  branch: string;
-  rootDirectory: string;
-  buildCommand: string | null;
-  startCommand: string | null;
-  healthCheckPath: string;
-}
-
-export const DEFAULT_SETTINGS: ServiceSettings = {
-  repository: null,
-  branch: 'main',
-  rootDirectory: '',
-  buildCommand: null,
-  startCommand: null,
-  healthCheckPath: '/',
-};
 
 export interface ServiceDocument extends NamedDocument, Partial<ServiceSettings> {
   accountId: string;
@@ -38,12 +19,12 @@ const serviceSchema = new Schema<ServiceDocument>(
     accountId: { type: String, required: true },
     projectId: { type: Schema.Types.ObjectId, required: true },
     ...namedDocumentFields,
-    repository: { type: String, default: DEFAULT_SETTINGS.repository },
-    branch: { type: String, default: DEFAULT_SETTINGS.branch },
-    rootDirectory: { type: String, default: DEFAULT_SETTINGS.rootDirectory },
-    buildCommand: { type: String, default: DEFAULT_SETTINGS.buildCommand },
-    startCommand: { type: String, default: DEFAULT_SETTINGS.startCommand },
-    healthCheckPath: { type: String, default: DEFAULT_SETTINGS.healthCheckPath },
+    repository: { type: String, default: DEFAULT_SERVICE_SETTINGS.repository },
+    branch: { type: String, default: DEFAULT_SERVICE_SETTINGS.branch },
+    rootDirectory: { type: String, default: DEFAULT_SERVICE_SETTINGS.rootDirectory },
+    buildCommand: { type: String, default: DEFAULT_SERVICE_SETTINGS.buildCommand },
+    startCommand: { type: String, default: DEFAULT_SERVICE_SETTINGS.startCommand },
+    healthCheckPath: { type: String, default: DEFAULT_SERVICE_SETTINGS.healthCheckPath },
     url: { type: String, default: null },
     liveDeploymentId: { type: String, default: null },
     liveSince: { type: Date, default: null },

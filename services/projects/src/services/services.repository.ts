@@ -1,6 +1,7 @@
 import type { Types } from 'mongoose';
+import { DEFAULT_SERVICE_SETTINGS, type ServiceSettings } from '@platform/shared';
 import { NamedResources, namedEntityOf } from '../names/named-resources.repository';
-import { DEFAULT_SETTINGS, type ServiceDocument, type ServiceSettings } from './services.model';
+import type { ServiceDocument } from './services.model';
 
 export interface Service extends ServiceSettings {
   id: string;
@@ -50,12 +51,12 @@ export class ServicesRepository extends NamedResources<ServiceDocument, ServiceO
       accountId: doc.accountId,
       projectId: doc.projectId.toHexString(),
       // Documents written before the settings existed read as the defaults.
-      repository: doc.repository ?? DEFAULT_SETTINGS.repository,
-      branch: doc.branch ?? DEFAULT_SETTINGS.branch,
-      rootDirectory: doc.rootDirectory ?? DEFAULT_SETTINGS.rootDirectory,
-      buildCommand: doc.buildCommand ?? DEFAULT_SETTINGS.buildCommand,
-      startCommand: doc.startCommand ?? DEFAULT_SETTINGS.startCommand,
-      healthCheckPath: doc.healthCheckPath ?? DEFAULT_SETTINGS.healthCheckPath,
+      repository: doc.repository ?? DEFAULT_SERVICE_SETTINGS.repository,
+      branch: doc.branch ?? DEFAULT_SERVICE_SETTINGS.branch,
+      rootDirectory: doc.rootDirectory ?? DEFAULT_SERVICE_SETTINGS.rootDirectory,
+      buildCommand: doc.buildCommand ?? DEFAULT_SERVICE_SETTINGS.buildCommand,
+      startCommand: doc.startCommand ?? DEFAULT_SERVICE_SETTINGS.startCommand,
+      healthCheckPath: doc.healthCheckPath ?? DEFAULT_SERVICE_SETTINGS.healthCheckPath,
       url: doc.url ?? null,
       liveDeploymentId: doc.liveDeploymentId ?? null,
     };

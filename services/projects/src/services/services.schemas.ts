@@ -7,9 +7,11 @@ import {
   rootDirectoryRule,
   validationError,
   type OwnedResource,
+  DEFAULT_SERVICE_SETTINGS,
+  type ServiceSettings,
 } from '@platform/shared';
 import { nameSchema, toNamedResponse } from '../names/named-resources.schemas';
-import { DEFAULT_SETTINGS, type ServiceSettings } from './services.model';
+
 import type { Service } from './services.repository';
 
 // Each field's rules are libs/shared's source-rules (what NUL, newlines and a leading dash do in
@@ -67,15 +69,18 @@ export const SETTING_DESCRIPTIONS = {
 
 const settingsFields = {
   repository: repositorySchema.nullable().optional().describe(SETTING_DESCRIPTIONS.repository),
-  branch: orDefault(branchSchema, DEFAULT_SETTINGS.branch).describe(SETTING_DESCRIPTIONS.branch),
-  rootDirectory: orDefault(rootDirectorySchema, DEFAULT_SETTINGS.rootDirectory).describe(
+  branch: orDefault(branchSchema, DEFAULT_SERVICE_SETTINGS.branch).describe(
+    SETTING_DESCRIPTIONS.branch,
+  ),
+  rootDirectory: orDefault(rootDirectorySchema, DEFAULT_SERVICE_SETTINGS.rootDirectory).describe(
     SETTING_DESCRIPTIONS.rootDirectory,
   ),
   buildCommand: commandSchema.nullable().optional().describe(SETTING_DESCRIPTIONS.buildCommand),
   startCommand: commandSchema.nullable().optional().describe(SETTING_DESCRIPTIONS.startCommand),
-  healthCheckPath: orDefault(healthCheckPathSchema, DEFAULT_SETTINGS.healthCheckPath).describe(
-    SETTING_DESCRIPTIONS.healthCheckPath,
-  ),
+  healthCheckPath: orDefault(
+    healthCheckPathSchema,
+    DEFAULT_SERVICE_SETTINGS.healthCheckPath,
+  ).describe(SETTING_DESCRIPTIONS.healthCheckPath),
 };
 
 /** A new service: its name and any of its settings (`url` is read-only, so unknown here). */

@@ -26,6 +26,14 @@ async function settingsApi() {
   };
 }
 
+/** Sends `field` set to `value` to a new service (create) and to an existing one (PATCH). */
+async function createAndPatch(field: string, value: string) {
+  const api = await settingsApi();
+  const created = await api.create({ [field]: value });
+  const patched = await api.patch({ [field]: value });
+  return { api, created, patched };
+}
+
 describe('a setting holding what could be read as an option or a second line', () => {
   it.each<[string, string, string]>([
     ['repository', 'NUL', 'file:///srv/app.git\u0000--upload-pack=touch /tmp/x'],
@@ -50,10 +58,7 @@ describe('a setting holding what could be read as an option or a second line', (
     ['healthCheckPath', 'a carriage return and newline', '/healthz HTTP/1.1\r\nX-Injected: 1'],
     ['healthCheckPath', 'a leading dash', '-healthz'],
   ])('refuses %s with %s: 400 VALIDATION_ERROR, nothing stored', async (field, _case, value) => {
-    const api = await settingsApi();
-
-    const created = await api.create({ [field]: value });
-    const patched = await api.patch({ [field]: value });
+    const { api, created, patched } = await createAndPatch(field, value);
 
     expect([created.status, patched.status]).toEqual([400, 400]);
     expect(created.body).toEqual(invalid(field));
@@ -71,10 +76,7 @@ describe('a setting holding what could be read as an option or a second line', (
     // Only ever a part of `/workspace/<rootDirectory>`: an absolute path, never an argument.
     ['rootDirectory', 'a leading dash', '--ro-bind/x'],
   ])('takes %s with %s, stored exactly as written', async (field, _case, value) => {
-    const api = await settingsApi();
-
-    const created = await api.create({ [field]: value });
-    const patched = await api.patch({ [field]: value });
+    const { api, created, patched } = await createAndPatch(field, value);
 
     expect([created.status, patched.status]).toEqual([201, 200]);
     expect(created.body[field]).toBe(value);

@@ -1,5 +1,5 @@
+import type { ServiceSettings } from '@platform/shared';
 import { requestJson, uniqueName, type JsonResponse } from '@platform/shared/testing';
-import type { ServiceSettings } from '../services/services.model';
 
 /** Calls the service over HTTP as one account, as the gateway would. */
 export function apiClient(baseUrl: string, accountId = uniqueName('account')) {
@@ -65,4 +65,12 @@ export async function buildService(
   if (response.status !== 201)
     throw new Error(`buildService: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as ServiceBody;
+}
+
+/** A client of a new account of the app at `baseUrl`, with a project and a service of its own. */
+export async function buildAccountService(baseUrl: string) {
+  const client = apiClient(baseUrl);
+  const projectId = (await buildProject(client)).id;
+  const serviceId = (await buildService(client, projectId)).id;
+  return { client, projectId, serviceId };
 }

@@ -2,15 +2,13 @@
 // reach"): a variable's name and value tried with NUL, newline, carriage return and a leading dash.
 import { Types } from 'mongoose';
 import { errorBody, useRunning } from '@platform/shared/testing';
-import { apiClient, buildProject, buildService } from '../test/api-client';
+import { buildAccountService } from '../test/api-client';
 import { startTestApp } from '../test/test-app';
 
 const app = useRunning(() => startTestApp());
 
 async function variablesApi() {
-  const client = apiClient(app().url);
-  const projectId = (await buildProject(client)).id;
-  const serviceId = (await buildService(client, projectId)).id;
+  const { client, projectId, serviceId } = await buildAccountService(app().url);
   const base = `/api/projects/${projectId}/services/${serviceId}/variables`;
   return {
     put: (name: string, body: unknown) => client.put(`${base}/${name}`, body),

@@ -4,7 +4,13 @@ import { Types } from 'mongoose';
 import { pino } from 'pino';
 import { createSecretBox, variableSecretContext } from '@platform/shared';
 import { errorBody, uniqueName, useRunning, waitFor } from '@platform/shared/testing';
-import { apiClient, buildProject, buildService, type ApiClient } from '../test/api-client';
+import {
+  apiClient,
+  buildAccountService,
+  buildProject,
+  buildService,
+  type ApiClient,
+} from '../test/api-client';
 import { startTestApp, TEST_ENCRYPTION_KEY } from '../test/test-app';
 import { VARIABLES_PER_SERVICE } from './variables.service';
 
@@ -15,9 +21,7 @@ let serviceId: string;
 let base: string;
 
 beforeEach(async () => {
-  client = apiClient(app().url);
-  projectId = (await buildProject(client)).id;
-  serviceId = (await buildService(client, projectId)).id;
+  ({ client, projectId, serviceId } = await buildAccountService(app().url));
   base = `/api/projects/${projectId}/services/${serviceId}/variables`;
 });
 

@@ -47,6 +47,13 @@ async function subscribed(respond?: Parameters<typeof bed.receiver>[0]) {
   return { p, target, webhook: await subscribeTo(p, target) };
 }
 
+/** Two projects, of two accounts, and one receiver for the webhooks of both. */
+const twoProjects = async () => ({
+  p: bed.project(service),
+  q: bed.project(service),
+  target: await bed.receiver(),
+});
+
 /** Whether the consumer has handled the event (it records each one it handled, by its id). */
 const processed = (eventId: string) =>
   service.connection
@@ -460,9 +467,7 @@ describe('consuming events', () => {
   });
 
   it('delivers only to the enabled webhooks of the event’s project and account', async () => {
-    const p = bed.project(service);
-    const q = bed.project(service);
-    const target = await bed.receiver();
+    const { p, q, target } = await twoProjects();
     const mine = await subscribeTo(p, target);
     const paused = await subscribeTo(p, target);
     const elsewhere = await subscribeTo(q, target);
@@ -503,19 +508,15 @@ describe('consuming events', () => {
     }
 
     const sent = new Set(target.requests.map((r) => r.headers['webhook-id']));
-    expect(sent.has(unknown.eventId)).toBe(false);
-    expect(sent.has(otherCommit.eventId)).toBe(false);
-    expect(sent.has(otherEnd.eventId)).toBe(false);
-    expect(sent.has(otherService.eventId)).toBe(false);
+    for (const event of [unknown, otherCommit, otherEnd, otherService])
+      expect(sent.has(event.eventId)).toBe(false);
     const recordedEvents = (await deliveriesOf(webhook.id)).map((d) => d.eventId);
     expect(recordedEvents).not.toContain(unknown.eventId);
     expect(recordedEvents).not.toContain(otherEnd.eventId);
   });
 
   it('deletes nothing for a project.deleted the projects service does not confirm', async () => {
-    const live = bed.project(service);
-    const gone = bed.project(service);
-    const target = await bed.receiver();
+    const { p: live, q: gone, target } = await twoProjects();
     const kept = await subscribeTo(live, target);
     const doomed = await subscribeTo(gone, target);
     bed.projects.removeProject(gone.projectId);
@@ -533,9 +534,7 @@ describe('consuming events', () => {
   });
 
   it('removes a deleted project’s webhooks and deliveries, and only those', async () => {
-    const p = bed.project(service);
-    const q = bed.project(service);
-    const target = await bed.receiver();
+    const { p, q, target } = await twoProjects();
     const doomed = await subscribeTo(p, target);
     await subscribeTo(p, target);
     const kept = await subscribeTo(q, target);

@@ -1,38 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@platform/shared';
 import { Types } from 'mongoose';
-import type { EgressGuard } from '../egress/egress-guard';
-import { SecretUnreadableError, type WebhookSecrets } from '../webhooks/webhook-secrets';
-import type { Webhook, WebhooksRepository } from '../webhooks/webhooks.repository';
-import type {
-  AttemptResult,
-  Claim,
-  DeliveriesRepository,
-  Delivery,
-  Lease,
-} from './deliveries.repository';
-import { withJitter } from './retry-schedule';
-import { isSuccess, sendWebhook, type AttemptOutcome } from './send-webhook';
-import { webhookHeaders } from './signature';
+import type { Webhook } from '../webhooks/webhooks.repository';
+import type { Claim, Delivery, Lease } from './deliveries.repository';
+import { DeliveryAttempts, type DeliveryAttemptOptions } from './delivery-attempt';
+import { WebhookSends } from './webhook-sends';
 
 /** A claimed attempt not finished this long after its timeout belongs to a dead worker. */
 const LEASE_MARGIN_MS = 30_000;
-/** How long a delivery queued behind a busy webhook keeps newer ones off the fast path. */
-const QUEUED_BEHIND_MS = 5_000;
 
-export interface DeliveryWorkerOptions {
-  deliveries: DeliveriesRepository;
-  webhooks: WebhooksRepository;
-  guard: EgressGuard;
-  /** Opens the webhooks' sealed secrets to sign with. */
-  secrets: WebhookSecrets;
-  /** Waits before each retry (WEBHOOK_RETRY_SCHEDULE). */
-  retrySchedule: number[];
-  timeoutMs: number;
+export interface DeliveryWorkerOptions extends DeliveryAttemptOptions {
   /** Attempts in flight at once, across all webhooks. */
   concurrency: number;
-  /** A webhook whose every attempt failed for this long is disabled (WEBHOOK_DISABLE_AFTER). */
-  disableAfterMs: number;
   logger: Logger;
   /** How often to look for due deliveries when nobody called notify(). */
   pollIntervalMs: number;
@@ -58,13 +37,6 @@ export interface Reservation {
   onSent: () => void;
 }
 
-/** The sends to one webhook under way in this worker. */
-interface WebhookSends {
-  webhookId: Types.ObjectId;
-  count: number;
-  lastStartedAt: number;
-}
-
 /**
  * Sends due deliveries. All state is in MongoDB (a claim is an atomic lease on the delivery),
  * so several instances can run and a restart loses nothing. Attempts run concurrently
@@ -80,9 +52,7 @@ export class DeliveryWorker {
   private pumpAgain = false;
   private claimFailing = false;
   private readonly inFlight = new Map<string, Running>();
-  private readonly sending = new Map<string, WebhookSends>();
-  /** Webhooks with deliveries queued here and not claimed yet: how many, and since when. */
-  private readonly queuedBehind = new Map<string, { count: number; at: number }>();
+  private readonly sends: WebhookSends;
   private reserved = 0;
   /** The account of the last claim: the next claim serves the account after it. */
   private lastAccountId: string | null = null;
@@ -91,12 +61,16 @@ export class DeliveryWorker {
    * them instead of taking a free slot at once. True until a claim finds none.
    */
   private backlog = true;
-  private readonly perWebhookLimit: number;
   private readonly log: Logger;
+  private readonly attempts: DeliveryAttempts;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
-    this.perWebhookLimit = Math.max(1, Math.ceil(options.concurrency / 4));
+    this.sends = new WebhookSends(
+      Math.max(1, Math.ceil(options.concurrency / 4)),
+      options.inOrderWindowMs,
+    );
     this.log = options.logger.child({ component: 'delivery-worker' });
+    this.attempts = new DeliveryAttempts(options, this.log);
   }
 
   start(): void {
@@ -114,11 +88,7 @@ export class DeliveryWorker {
   notify(webhookId?: Types.ObjectId): void {
     if (webhookId) {
       this.backlog = true;
-      const key = webhookId.toHexString();
-      this.queuedBehind.set(key, {
-        count: (this.queuedBehind.get(key)?.count ?? 0) + 1,
-        at: Date.now(),
-      });
+      this.sends.queued(webhookId);
     }
     if (!this.running) return;
     if (this.pumpLoop) {
@@ -167,7 +137,7 @@ export class DeliveryWorker {
       const delivery = await this.options.deliveries.claimDue(
         now,
         lease,
-        this.busyWebhookIds(),
+        this.sends.busyWebhookIds(),
         this.lastAccountId,
       );
       if (this.claimFailing) this.log.info('claiming deliveries works again');
@@ -193,13 +163,14 @@ export class DeliveryWorker {
    */
   reserve(webhookId: Types.ObjectId): Reservation | null {
     const now = Date.now();
-    if (!this.running || this.backlog || this.freeSlots() <= 0 || this.isBusy(webhookId, now))
+    if (
+      !this.running ||
+      this.backlog ||
+      this.freeSlots() <= 0 ||
+      this.sends.isBusy(webhookId, now) ||
+      this.sends.queuedRecently(webhookId, now)
+    )
       return null;
-    const key = webhookId.toHexString();
-    const queued = this.queuedBehind.get(key);
-    if (queued && now - queued.at < QUEUED_BEHIND_MS) return null;
-    // Another instance may have claimed them; after a while the mark holds nobody back.
-    if (queued) this.queuedBehind.delete(key);
     this.reserved++;
     return { webhookId, lease: this.newLease(new Date()), onSent: this.beginSend(webhookId) };
   }
@@ -222,11 +193,6 @@ export class DeliveryWorker {
     reservation.onSent();
   }
 
-  private claimedOneQueued(key: string): void {
-    const queued = this.queuedBehind.get(key);
-    if (queued && --queued.count <= 0) this.queuedBehind.delete(key);
-  }
-
   private freeSlots(): number {
     return this.options.concurrency - this.inFlight.size - this.reserved;
   }
@@ -239,41 +205,13 @@ export class DeliveryWorker {
     };
   }
 
-  /** Whether the webhook may not start another send now (see `inOrderWindowMs`). */
-  private isBusy(webhookId: Types.ObjectId, now: number): boolean {
-    const sends = this.sending.get(webhookId.toHexString());
-    if (!sends) return false;
-    return (
-      sends.count >= this.perWebhookLimit ||
-      now - sends.lastStartedAt < this.options.inOrderWindowMs
-    );
-  }
-
-  private busyWebhookIds(): Types.ObjectId[] {
-    const now = Date.now();
-    return [...this.sending.values()]
-      .filter((sends) => this.isBusy(sends.webhookId, now))
-      .map((sends) => sends.webhookId);
-  }
-
   /**
    * Counts a send to the webhook; the returned function ends it (once). The next send to the
    * webhook may start when this one has its answer, while this one is still being recorded
-   * (unless the answer may turn the webhook off, see `attempt`).
+   * (unless the answer may turn the webhook off, see `DeliveryAttempts`).
    */
   private beginSend(webhookId: Types.ObjectId): () => void {
-    const key = webhookId.toHexString();
-    const sends = this.sending.get(key) ?? { webhookId, count: 0, lastStartedAt: 0 };
-    sends.count++;
-    sends.lastStartedAt = Date.now();
-    this.sending.set(key, sends);
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      if (--sends.count === 0) this.sending.delete(key);
-      this.notify();
-    };
+    return this.sends.begin(webhookId, () => this.notify());
   }
 
   private launch(
@@ -282,10 +220,11 @@ export class DeliveryWorker {
     onSent = this.beginSend(claim.webhookId),
     webhook?: Webhook,
   ): void {
-    if (!webhook) this.claimedOneQueued(claim.webhookId.toHexString());
+    if (!webhook) this.sends.claimedOneQueued(claim.webhookId);
     const abort = new AbortController();
     const deliveryId = delivery.id;
-    const done = this.attempt(claim, delivery, abort.signal, onSent, webhook)
+    const done = this.attempts
+      .run(claim, delivery, abort.signal, onSent, webhook)
       .catch((err: unknown) => {
         // The lease runs out and another attempt follows.
         this.log.error({ err, deliveryId }, 'delivery attempt could not be recorded');
@@ -296,131 +235,6 @@ export class DeliveryWorker {
         this.notify();
       });
     this.inFlight.set(deliveryId, { abort, done });
-  }
-
-  private async attempt(
-    claim: Claim,
-    delivery: Delivery,
-    signal: AbortSignal,
-    onSent: () => void,
-    loaded?: Webhook,
-  ): Promise<void> {
-    const { deliveries, webhooks } = this.options;
-    // Read after the claim: a webhook turned off before it is never sent to.
-    const webhook = loaded ?? (await webhooks.findById(claim.webhookId));
-    if (!webhook || !webhook.enabled) {
-      await deliveries.cancel(claim);
-      return;
-    }
-    const startedAt = new Date();
-    let headers: Record<string, string>;
-    try {
-      const secrets = this.options.secrets.signingSecrets(webhook, startedAt);
-      headers = webhookHeaders(secrets, delivery.eventId, delivery.body, startedAt.getTime());
-    } catch (err) {
-      if (!(err instanceof SecretUnreadableError)) throw err;
-      // The platform's fault (a key missing from the configuration), not the receiver's: the
-      // attempt is recorded and retried on schedule, and never counts against the webhook.
-      onSent();
-      this.log.error(
-        { err, deliveryId: delivery.id },
-        'webhook not sent: its secret does not open',
-      );
-      const outcome = { statusCode: null, durationMs: 0, responseExcerpt: '', error: err.message };
-      await this.record(claim, delivery, webhook, startedAt, outcome, { receiverFault: false });
-      return;
-    }
-    const outcome = await sendWebhook({
-      url: webhook.url,
-      headers,
-      body: delivery.body,
-      timeoutMs: this.options.timeoutMs,
-      guard: this.options.guard,
-      signal,
-    });
-    // The webhook's next send may start now, unless this outcome may turn the webhook off: then
-    // only once it is off, so that nothing more is sent to it from here.
-    if (!this.mayTurnOff(webhook, startedAt, outcome)) onSent();
-    if (signal.aborted && outcome.statusCode === null) {
-      await deliveries.release(claim, new Date());
-      return;
-    }
-    await this.record(claim, delivery, webhook, startedAt, outcome);
-  }
-
-  private mayTurnOff(webhook: Webhook, at: Date, outcome: AttemptOutcome): boolean {
-    if (isSuccess(outcome.statusCode)) return false;
-    if (outcome.statusCode === 410) return true;
-    const failingSince = webhook.failingSince ?? at;
-    return at.getTime() - failingSince.getTime() >= this.options.disableAfterMs;
-  }
-
-  private async record(
-    claim: Claim,
-    delivery: Delivery,
-    webhook: Webhook,
-    at: Date,
-    outcome: AttemptOutcome,
-    { receiverFault = true } = {},
-  ) {
-    const { deliveries, webhooks } = this.options;
-    const attempt = { at, ...outcome };
-    const result: AttemptResult = {
-      lastStatusCode: outcome.statusCode,
-      retriesUsed: delivery.retriesUsed,
-      status: 'failed',
-      nextAttemptAt: null,
-    };
-    const logFields = {
-      deliveryId: delivery.id,
-      webhookId: webhook.id,
-      statusCode: outcome.statusCode,
-    };
-    const write = async (final: AttemptResult) => {
-      if (!(await deliveries.recordAttempt(claim, attempt, final)))
-        this.log.warn(logFields, 'attempt not recorded: its lease lapsed and was taken over');
-    };
-
-    if (isSuccess(outcome.statusCode)) {
-      await write({ ...result, status: 'succeeded' });
-      if (webhook.failingSince) await webhooks.clearFailing(claim.webhookId);
-      this.log.debug(logFields, 'webhook delivered');
-      return;
-    }
-    if (outcome.statusCode === 410) {
-      // Off before the 410 is logged, so whoever sees it there finds the webhook off already;
-      // the other pending deliveries stop after this one's outcome is written.
-      const turnedOff = await webhooks.disable(claim.webhookId, 'gone');
-      await write(result);
-      if (turnedOff) await this.stopPending(claim.webhookId, 'gone');
-      return;
-    }
-    const retryDelay = delivery.manual
-      ? undefined
-      : this.options.retrySchedule[delivery.retriesUsed];
-    if (retryDelay !== undefined) {
-      result.status = 'pending';
-      result.retriesUsed = delivery.retriesUsed + 1;
-      result.nextAttemptAt = new Date(Date.now() + withJitter(retryDelay));
-    }
-    await write(result);
-    this.log.info(
-      { ...logFields, error: outcome.error, retryAt: result.nextAttemptAt },
-      'webhook attempt failed',
-    );
-
-    if (!receiverFault) return;
-    if (!webhook.failingSince) await webhooks.markFailing(claim.webhookId, at);
-    if (this.mayTurnOff(webhook, at, outcome)) {
-      const failingSince = new Date(at.getTime() - this.options.disableAfterMs);
-      if (await webhooks.disable(claim.webhookId, 'failing', failingSince))
-        await this.stopPending(claim.webhookId, 'failing');
-    }
-  }
-
-  private async stopPending(webhookId: Types.ObjectId, reason: 'gone' | 'failing') {
-    await this.options.deliveries.cancelPending(webhookId);
-    this.log.warn({ webhookId: webhookId.toHexString(), reason }, 'webhook disabled');
   }
 }
 

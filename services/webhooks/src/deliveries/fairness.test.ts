@@ -39,15 +39,27 @@ async function storeBacklog(
   }
 }
 
+/**
+ * A recorder (no worker) on a fresh database, and two accounts' projects, each with a receiver
+ * that notes its tag in `arrivals`.
+ */
+async function twoAccounts(tags: [string, string]) {
+  const dbName = bed.newDatabase('webhooks_fairness');
+  const recorder = await bed.start({ dbName, worker: false });
+  const arrivals: Arrivals = [];
+  const projects = [bed.project(recorder), bed.project(recorder)] as const;
+  const targets = [
+    await taggedReceiver(arrivals, tags[0]),
+    await taggedReceiver(arrivals, tags[1]),
+  ] as const;
+  return { dbName, recorder, arrivals, projects, targets };
+}
+
 describe('delivery slots shared between accounts', () => {
   it('delivers another account’s one due delivery before one account’s backlog drains', async () => {
-    const dbName = bed.newDatabase('webhooks_fairness');
-    const recorder = await bed.start({ dbName, worker: false });
-    const arrivals: Arrivals = [];
-    const busy = bed.project(recorder);
-    const quiet = bed.project(recorder);
-    const busyTarget = await taggedReceiver(arrivals, 'busy');
-    const quietTarget = await taggedReceiver(arrivals, 'quiet');
+    const { dbName, recorder, arrivals, projects, targets } = await twoAccounts(['busy', 'quiet']);
+    const [busy, quiet] = projects;
+    const [busyTarget, quietTarget] = targets;
     // The busy account's backlog: 3 webhooks with 10 deliveries each, all due before the quiet
     // account's one (which, taken longest due first, would come last of 31).
     const longAgo = Date.now() - 60_000;
@@ -69,13 +81,9 @@ describe('delivery slots shared between accounts', () => {
   });
 
   it('takes its turn with a delivery recorded before deliveries had an account', async () => {
-    const dbName = bed.newDatabase('webhooks_fairness');
-    const recorder = await bed.start({ dbName, worker: false });
-    const arrivals: Arrivals = [];
-    const busy = bed.project(recorder);
-    const old = bed.project(recorder);
-    const busyTarget = await taggedReceiver(arrivals, 'busy');
-    const oldTarget = await taggedReceiver(arrivals, 'old');
+    const { dbName, recorder, arrivals, projects, targets } = await twoAccounts(['busy', 'old']);
+    const [busy, old] = projects;
+    const [busyTarget, oldTarget] = targets;
     const busyWebhook = await subscribe(busy, `${busyTarget.url}/hook`);
     await storeBacklog(recorder, busy, busyWebhook.id, 10, Date.now() - 60_000);
     const oldWebhook = await subscribe(old, `${oldTarget.url}/hook`);

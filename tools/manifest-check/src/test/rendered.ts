@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { REPO_ROOT, loadCompose, renderKustomization } from '../checker';
+import { CHECKER_BUILD_TIMEOUT_MS, REPO_ROOT, loadCompose, renderKustomization } from '../checker';
 import type { ComposeResult, KustomizeResult } from '../checker';
 import { readEnvFile } from '../kubernetes';
 
@@ -13,6 +13,18 @@ export function rendered(overlay: Overlay | 'base'): Promise<KustomizeResult> {
   const dir = overlay === 'base' ? 'k8s/base' : `k8s/overlays/${overlay}`;
   if (!renders.has(dir)) renders.set(dir, renderKustomization(dir));
   return renders.get(dir)!;
+}
+
+/**
+ * In a describe block: the rendering of an overlay, filled in before its tests run (so
+ * `result.objects` reads as it does after an `await rendered(overlay)`).
+ */
+export function useRendered(overlay: Overlay | 'base'): KustomizeResult {
+  const result = {} as KustomizeResult;
+  beforeAll(async () => {
+    Object.assign(result, await rendered(overlay));
+  }, CHECKER_BUILD_TIMEOUT_MS);
+  return result;
 }
 
 let compose: Promise<ComposeResult> | undefined;

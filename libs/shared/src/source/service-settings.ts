@@ -1,0 +1,19 @@
+/** Where a service's code comes from and how it runs (contracts.md, Services). */
+export interface ServiceSettings {
+  repository: string | null;
+  branch: string;
+  rootDirectory: string;
+  buildCommand: string | null;
+  startCommand: string | null;
+  healthCheckPath: string;
+}
+
+/** The settings of a service that was given none (contracts.md, Services): nothing to build. */
+export const DEFAULT_SERVICE_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
+  repository: null,
+  branch: 'main',
+  rootDirectory: '',
+  buildCommand: null,
+  startCommand: null,
+  healthCheckPath: '/',
+});
