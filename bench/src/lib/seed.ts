@@ -113,10 +113,8 @@ export async function seedDeployments(
         ...ref,
         attempt: 1,
         release: null,
-        nextSeq: 1,
-        lines,
-        bytes,
         firstSeq: 0,
+        droppedBytes: 0,
         trimmed: false,
       });
       chunks.push({
@@ -128,6 +126,7 @@ export async function seedDeployments(
         lastLine: lines,
         text,
         bytes,
+        totalBytes: bytes,
       });
       seeded.push({ id, serviceId, createdAt });
     }
