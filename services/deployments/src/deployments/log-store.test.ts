@@ -1,5 +1,6 @@
-import mongoose, { Types } from 'mongoose';
-import { createModels, type Models } from '../models';
+import { Types } from 'mongoose';
+import type { Models } from '../models';
+import { monitoredModels, sequentialRoundTrips } from '../test/commands';
 import { useHarness } from '../test/harness';
 import { LogStore, TRIMMED_MARKER } from './log-store';
 
@@ -99,28 +100,11 @@ describe('LogStore', () => {
   });
 
   it('appends in at most two round trips, with a condition and a field set on the head', async () => {
-    const monitored = await mongoose
-      .createConnection(process.env.MONGO_URL!, {
-        dbName: h.connection.name,
-        monitorCommands: true,
-      })
-      .asPromise();
+    const monitored = await monitoredModels(h.config.MONGO_URL, h.config.MONGO_DB);
     try {
-      const models = createModels(monitored);
-      // Its indexes made before anything is counted.
-      await Promise.all(Object.values(models).map((model) => model.init()));
-      const { store, id } = await newLog(64 * 1024, models);
+      const { store, id } = await newLog(64 * 1024, monitored.models);
       await store.append(id, 'first\n', { attempt: 1 });
-      const commands: { name: string; start: number; end: number }[] = [];
-      const started = new Map<number, { name: string; start: number }>();
-      const client = monitored.getClient();
-      client.on('commandStarted', (e) =>
-        started.set(e.requestId, { name: e.commandName, start: performance.now() }),
-      );
-      client.on('commandSucceeded', (e) => {
-        const c = started.get(e.requestId);
-        if (c) commands.push({ ...c, end: performance.now() });
-      });
+      monitored.reset();
 
       expect(
         await store.append(id, 'second\nthird\n', {
@@ -129,8 +113,8 @@ describe('LogStore', () => {
         }),
       ).toBe(true);
 
-      expect(sequentialRoundTrips(commands)).toBeLessThanOrEqual(2);
-      expect(commands.filter((c) => c.name === 'insert')).toHaveLength(1);
+      expect(sequentialRoundTrips(monitored.sent)).toBeLessThanOrEqual(2);
+      expect(monitored.sent.filter((c) => c.name === 'insert')).toHaveLength(1);
       expect(await store.linesAfter(id, 1)).toEqual([
         { n: 2, text: 'second' },
         { n: 3, text: 'third' },
@@ -168,17 +152,4 @@ function crashingChunkWrites(models: Models) {
     },
   });
   return { models: { ...models, logChunks }, crashNext: () => (crash = true) };
-}
-
-/** The longest chain of commands each started after the one before it ended (bench/round-trips). */
-function sequentialRoundTrips(commands: { start: number; end: number }[]): number {
-  let count = 0;
-  let lastEnd = -Infinity;
-  for (const c of [...commands].sort((a, b) => a.end - b.end)) {
-    if (c.start >= lastEnd) {
-      count++;
-      lastEnd = c.end;
-    }
-  }
-  return count;
 }

@@ -4,7 +4,7 @@ import { testLogger } from '@platform/shared/testing';
 import { createModels, type Models } from '../models';
 import { newCommitHash, useHarness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
-import { PipelineRepository } from './pipeline.repository';
+import { Claiming } from './claiming';
 
 // No pipeline in the harness: the racers are the claims of other replicas, each on a connection
 // of its own, all sent at the same moment.
@@ -53,7 +53,7 @@ const heldBuilds = (accountId: string) =>
 async function race(limits: { maxBuilds: number; maxApps: number }) {
   const racers = Array.from(
     { length: RACERS },
-    (_, n) => new PipelineRepository(replicas[n % CONNECTIONS]!, 65_536, limits),
+    (_, n) => new Claiming(replicas[n % CONNECTIONS]!, 65_536, limits),
   );
   const raced = await Promise.all(racers.map((r, n) => r.claimNext(`racer-${n}`, LEASE_MS)));
   let after = 0;
