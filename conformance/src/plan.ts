@@ -26,6 +26,11 @@ export interface PlanSummary {
   indexNames: string[];
   /** Whether some index is read whole (no bounds): a sort served, not a filter. */
   fullIndexScan: boolean;
+  /**
+   * Whether the documents come in the asked order from the index, sorted nowhere else (MongoDB:
+   * no SORT stage; FerretDB: `sortPushdown`). Meaningful for a query with a sort.
+   */
+  sortedByIndex: boolean;
   engine: 'mongodb' | 'sqlite' | 'unknown';
   /** MongoDB: the winning plan's stages, top down; SQLite: the plan rows' details. */
   stages: string[];
@@ -96,11 +101,40 @@ export async function explainPlan(
   return summarizePlan(raw);
 }
 
+/**
+ * Explains an aggregation as the service sends it (queryPlanner verbosity): MongoDB answers with
+ * the plan of the query its pipeline starts with (under `stages[0].$cursor` in the classic
+ * engine), FerretDB with the SQLite plan of the leading `$match` it pushes down.
+ */
+export async function explainAggregate(
+  target: ExplainTarget,
+  pipeline: mongo.Document[],
+): Promise<PlanSummary> {
+  const raw = (await nativeCollection(target)
+    .aggregate(pipeline)
+    .explain('queryPlanner')) as mongo.Document;
+  return summarizePlan(raw);
+}
+
+/**
+ * Throws, with the plan in the message, unless the server serves the aggregation's read from an
+ * index (the one named, when given).
+ */
+export async function expectAggregateIndexServed(
+  target: ExplainTarget,
+  pipeline: mongo.Document[],
+  expected: IndexServedExpectation = {},
+): Promise<PlanSummary> {
+  return checkIndexServed(await explainAggregate(target, pipeline), expected);
+}
+
 export interface IndexServedExpectation {
   /** The index that must serve it (MongoDB's name for it); any index when omitted. */
   index?: string;
   /** Accept an index read whole (a sort served, the filter not): off unless asked for. */
   allowFullIndexScan?: boolean;
+  /** The sort must be served by the index too: no sort of the documents read (off unless asked). */
+  sortedByIndex?: boolean;
 }
 
 /**
@@ -131,10 +165,17 @@ export async function expectIndexServed(
     plan = await explainPlan(target, shape.filter, shape.sort, shape.limit);
     expected = expectedForTarget ?? {};
   }
+  return checkIndexServed(plan, expected);
+}
+
+function checkIndexServed(plan: PlanSummary, expected: IndexServedExpectation): PlanSummary {
   const problems: string[] = [];
   if (!plan.usesIndex) problems.push('it is not served by an index');
   if (expected.index !== undefined && !plan.indexNames.includes(expected.index)) {
     problems.push(`it does not read the index ${expected.index}`);
+  }
+  if (expected.sortedByIndex && !plan.sortedByIndex) {
+    problems.push('its documents are sorted after they are read, not read in the index order');
   }
   if (plan.usesIndex && plan.fullIndexScan && !expected.allowFullIndexScan) {
     problems.push('it reads an index whole (no bounds from its filter)');
@@ -153,7 +194,10 @@ export function describePlan(plan: PlanSummary): string {
 
 /** Reads an explain output (see PlanSummary for the formats). */
 export function summarizePlan(raw: mongo.Document): PlanSummary {
-  const planner = raw.queryPlanner as mongo.Document | undefined;
+  // An aggregation MongoDB runs in its classic engine explains its query under its first stage.
+  const cursorStage = (raw.stages as mongo.Document[] | undefined)?.[0]?.$cursor as
+    mongo.Document | undefined;
+  const planner = (raw.queryPlanner ?? cursorStage?.queryPlanner) as mongo.Document | undefined;
   if (planner?.winningPlan) return summarizeMongoPlan(raw, planner.winningPlan as mongo.Document);
   const rows = sqlitePlanRows(planner);
   if (rows.length > 0) return summarizeSqlitePlan(raw, rows);
@@ -188,6 +232,7 @@ function summary(
     indexName: indexNames[0],
     indexNames,
     fullIndexScan,
+    sortedByIndex: engine === 'mongodb' ? !stages.includes('SORT') : raw.sortPushdown === true,
     engine,
     stages,
     raw,

@@ -74,6 +74,8 @@ deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
 deploymentSchema.index({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
 // The pipeline's work: deployments still BUILDING or DEPLOYING, oldest first.
 deploymentSchema.index({ status: 1, createdAt: 1 });
+// Restoring the live apps: each service with a DEPLOYED deployment, one index key each.
+deploymentSchema.index({ status: 1, serviceId: 1 });
 // Fair share: when each waiting account was served last.
 deploymentSchema.index({ accountId: 1, claimedAt: -1 });
 // Per-account limits: an account's builds held, its services with an app (account-limits.ts).
