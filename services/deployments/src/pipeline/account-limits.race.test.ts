@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@platform/shared';
 import { testLogger } from '@platform/shared/testing';
@@ -106,7 +107,7 @@ describe('racing replicas and the per-account limits', () => {
       await h.api.trigger(service, { commitHash: newCommitHash() });
       await waitingDeployments(WAITING - 1, accountId);
       const finish = async () => {
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await sleep(Math.random() * 20);
         await h.models.deployments.updateOne(
           { _id: older.body.id },
           {
