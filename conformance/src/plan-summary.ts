@@ -26,6 +26,11 @@ export interface PlanSummary {
   indexNames: string[];
   /** Whether some index is read whole (no bounds): a sort served, not a filter. */
   fullIndexScan: boolean;
+  /**
+   * Whether the documents come in the asked order from the index, sorted nowhere else (MongoDB:
+   * no SORT stage; FerretDB: `sortPushdown`). Meaningful for a query with a sort.
+   */
+  sortedByIndex: boolean;
   engine: 'mongodb' | 'sqlite' | 'unknown';
   /** MongoDB: the winning plan's stages, top down; SQLite: the plan rows' details. */
   stages: string[];
@@ -50,7 +55,10 @@ export function describePlan(plan: PlanSummary): string {
 
 /** Reads an explain output (see PlanSummary for the formats). */
 export function summarizePlan(raw: mongo.Document): PlanSummary {
-  const planner = raw.queryPlanner as mongo.Document | undefined;
+  // An aggregation MongoDB runs in its classic engine explains its query under its first stage.
+  const cursorStage = (raw.stages as mongo.Document[] | undefined)?.[0]?.$cursor as
+    mongo.Document | undefined;
+  const planner = (raw.queryPlanner ?? cursorStage?.queryPlanner) as mongo.Document | undefined;
   if (planner?.winningPlan) return summarizeMongoPlan(raw, planner.winningPlan as mongo.Document);
   const rows = sqlitePlanRows(planner);
   if (rows.length > 0) return summarizeSqlitePlan(raw, rows);
@@ -85,6 +93,7 @@ function summary(
     indexName: indexNames[0],
     indexNames,
     fullIndexScan,
+    sortedByIndex: engine === 'mongodb' ? !stages.includes('SORT') : raw.sortPushdown === true,
     engine,
     stages,
     raw,

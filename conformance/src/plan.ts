@@ -62,6 +62,8 @@ export interface IndexServedExpectation {
   index?: string;
   /** Accept an index read whole (a sort served, the filter not): off unless asked for. */
   allowFullIndexScan?: boolean;
+  /** The sort must be served by the index too: no sort of the documents read (off unless asked). */
+  sortedByIndex?: boolean;
 }
 
 /**
@@ -92,10 +94,44 @@ export async function expectIndexServed(
     plan = await explainPlan(target, shape.filter, shape.sort, shape.limit);
     expected = expectedForTarget ?? {};
   }
+  return checkIndexServed(plan, expected);
+}
+
+/**
+ * Explains an aggregation as the service sends it (queryPlanner verbosity): MongoDB answers with
+ * the plan of the query its pipeline starts with (under `stages[0].$cursor` in the classic
+ * engine), FerretDB with the SQLite plan of the leading `$match` it pushes down.
+ */
+export async function explainAggregate(
+  target: ExplainTarget,
+  pipeline: mongo.Document[],
+): Promise<PlanSummary> {
+  const raw = (await nativeCollection(target)
+    .aggregate(pipeline)
+    .explain('queryPlanner')) as mongo.Document;
+  return summarizePlan(raw);
+}
+
+/**
+ * Throws, with the plan in the message, unless the server serves the aggregation's read from an
+ * index (the one named, when given).
+ */
+export async function expectAggregateIndexServed(
+  target: ExplainTarget,
+  pipeline: mongo.Document[],
+  expected: IndexServedExpectation = {},
+): Promise<PlanSummary> {
+  return checkIndexServed(await explainAggregate(target, pipeline), expected);
+}
+
+function checkIndexServed(plan: PlanSummary, expected: IndexServedExpectation): PlanSummary {
   const problems: string[] = [];
   if (!plan.usesIndex) problems.push('it is not served by an index');
   if (expected.index !== undefined && !plan.indexNames.includes(expected.index)) {
     problems.push(`it does not read the index ${expected.index}`);
+  }
+  if (expected.sortedByIndex && !plan.sortedByIndex) {
+    problems.push('its documents are sorted after they are read, not read in the index order');
   }
   if (plan.usesIndex && plan.fullIndexScan && !expected.allowFullIndexScan) {
     problems.push('it reads an index whole (no bounds from its filter)');

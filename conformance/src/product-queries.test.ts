@@ -8,10 +8,11 @@ import {
 } from '@platform/shared';
 import { createModels as deploymentsModels } from '@platform/deployments/dist/models';
 import { DeploymentsRepository } from '@platform/deployments/dist/deployments/deployments.repository';
+import { liveServicesPipeline } from '@platform/deployments/dist/pipeline/restore-live-apps';
 import { createModels as projectsModels } from '@platform/projects/dist/models';
 import { deliveryModel } from '@platform/webhooks/dist/deliveries/deliveries.model';
 import { webhookModel } from '@platform/webhooks/dist/webhooks/webhooks.model';
-import { expectIndexServed, type ProductListQuery } from './plan';
+import { expectAggregateIndexServed, expectIndexServed, type ProductListQuery } from './plan';
 import { openTestDatabase, type TestDatabase } from './support/database';
 
 /**
@@ -88,15 +89,24 @@ describe('The product’s list and work queries are served by their indexes', ()
       name: "a service's deployments of some statuses, a deep page",
       query: () => deepPage(models.deployments, deploymentsList(['FAILED', 'CANCELLED'])),
     },
-    // services/deployments: PipelineRepository.claimNext
+    // services/deployments: Claiming.claimNext (pipeline/claiming.ts). Two indexes start with
+    // `status` ({status, createdAt}, {status, serviceId}): the planner's choice.
     {
       name: 'the pipeline’s next deployment to run',
-      index: 'status_1_createdAt_1',
       query: () =>
         models.deployments
           .find({ status: { $in: ['BUILDING', 'DEPLOYING'] }, leaseUntil: { $lte: new Date() } })
           .sort({ createdAt: 1 })
           .limit(1),
+    },
+    // ...and, per account looked at, its candidates' services' oldest deployment still to finish
+    {
+      name: 'the deployments still to finish of some services',
+      query: () =>
+        models.deployments.find(
+          { serviceId: { $in: [serviceId, id()] }, status: { $in: ['BUILDING', 'DEPLOYING'] } },
+          { serviceId: 1, createdAt: 1 },
+        ),
     },
     // services/deployments: AccountLimits.usage (ACCOUNT_MAX_BUILDS, ACCOUNT_MAX_APPS), read by
     // every claim of a build and by the API to say why a deployment waits
@@ -155,5 +165,23 @@ describe('The product’s list and work queries are served by their indexes', ()
 
   test.each(cases().map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     await expectIndexServed(c.query(), c);
+  });
+
+  // services/deployments: DeploymentsRepository.latestDeployed, per service at every restore and
+  // for each build (the live build is kept): one index entry read, in the index's order.
+  test("a service's live deployment (its newest DEPLOYED one)", async () => {
+    await expectIndexServed(
+      models.deployments
+        .findOne({ serviceId, status: 'DEPLOYED' })
+        .sort({ createdAt: -1, _id: -1 }),
+      { index: 'serviceId_1_status_1_createdAt_-1__id_-1', sortedByIndex: true },
+    );
+  });
+
+  // services/deployments: restoreLiveApps (pipeline/restore-live-apps.ts), the services to restore.
+  test('the services with a DEPLOYED deployment', async () => {
+    await expectAggregateIndexServed(models.deployments, liveServicesPipeline(), {
+      index: 'status_1_serviceId_1',
+    });
   });
 });

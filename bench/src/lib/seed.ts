@@ -8,7 +8,7 @@
  * insert time, and a change of the model breaks this seeding loudly instead of leaving it
  * behind. A seeded deployment is what a successful pipeline run leaves
  * (services/deployments/src/deployments/deployments.repository.ts and
- * src/pipeline/pipeline.repository.ts as of this writing):
+ * src/pipeline/claiming.ts as of this writing):
  * - the deployment document, DEPLOYED (insertBuilding, then changeStatus to DEPLOYING and
  *   DEPLOYED under the lease of its one attempt), its events already relayed (outbox empty,
  *   `outboxPending: false`), the lease released with the final change (`leaseOwner: null`,
@@ -113,10 +113,8 @@ export async function seedDeployments(
         ...ref,
         attempt: 1,
         release: null,
-        nextSeq: 1,
-        lines,
-        bytes,
         firstSeq: 0,
+        droppedBytes: 0,
         trimmed: false,
       });
       chunks.push({
@@ -128,6 +126,7 @@ export async function seedDeployments(
         lastLine: lines,
         text,
         bytes,
+        totalBytes: bytes,
       });
       seeded.push({ id, serviceId, createdAt });
     }

@@ -11,7 +11,6 @@ import {
   watchEvents,
   startOutboxRelay,
   writeWithoutRelay,
-  type Logger,
   type OutboxWriter,
   type Runtime,
 } from '@platform/shared';
@@ -36,6 +35,7 @@ import { supervisorEnvOf } from './runtime/local/supervisor.config';
 import { Sandbox, sandboxOptions } from './sandbox/sandbox';
 import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
+import { restoreLiveApps } from './pipeline/restore-live-apps';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** The shortest interval at which the output of every deployed app is copied into its log. */
@@ -288,38 +288,4 @@ export function createPipelineWorker(
     pollIntervalMs: config.PIPELINE_POLL_INTERVAL,
     accountLimits: accountLimitsOf(config),
   });
-}
-
-/**
- * Re-adoption at start: the supervisor outlives this service, so its apps are usually still
- * serving; when it did not (the machine restarted), each service's live deployment (its last
- * DEPLOYED one) is started again from its kept build, and its log says so.
- */
-export async function restoreLiveApps(
-  repository: DeploymentsRepository,
-  models: Models,
-  steps: LocalSteps,
-  logger: Logger,
-): Promise<void> {
-  const serviceIds = (await models.deployments.distinct('serviceId', { status: 'DEPLOYED' })).map(
-    String,
-  );
-  for (const serviceId of serviceIds) {
-    const live = await repository.latestDeployed(serviceId);
-    if (!live) continue;
-    try {
-      const releaseLog = await steps.restore(live, (reason) =>
-        logger.warn({ deploymentId: live.id, reason }, 'could not restore a deployed app'),
-      );
-      if (!releaseLog) continue;
-      await repository.logs.append(
-        live.id,
-        '==> the runtime had stopped: this deployment was started again from its build\n',
-        { set: { release: { id: releaseLog.releaseId, offset: releaseLog.offset } } },
-      );
-      logger.info({ deploymentId: live.id, serviceId }, 'restored a deployed app from its build');
-    } catch (err) {
-      logger.warn({ err: (err as Error).message, deploymentId: live.id }, 'restoring failed');
-    }
-  }
 }

@@ -54,7 +54,7 @@ export function describeWaiting({ reason, limit, inUse }: Waiting): string {
 /**
  * The per-account limits, read from the deployments themselves (nothing to keep in step: a
  * deleted service, a cancel or a worker whose lease ran out frees its place at once). The
- * pipeline asks before and after each claim (pipeline.repository.ts), the API to say why a
+ * pipeline asks before and after each claim (pipeline/claiming.ts), the API to say why a
  * deployment waits.
  */
 export class AccountLimits {

@@ -77,6 +77,8 @@ deploymentSchema.index({ serviceId: 1, createdAt: -1, _id: -1 });
 deploymentSchema.index({ serviceId: 1, status: 1, createdAt: -1, _id: -1 });
 // The pipeline's work: deployments still BUILDING or DEPLOYING, oldest first.
 deploymentSchema.index({ status: 1, createdAt: 1 });
+// Restoring the live apps: each service with a DEPLOYED deployment, one index key each.
+deploymentSchema.index({ status: 1, serviceId: 1 });
 // Fair share: when each waiting account was served last.
 deploymentSchema.index({ accountId: 1, claimedAt: -1 });
 // Per-account limits: an account's builds held, its services with an app (account-limits.ts).
@@ -92,7 +94,9 @@ export const deploymentModel = defineModel<DeploymentDoc>(
 
 /**
  * A deployment's log is append-only: numbered lines in chunks (`deployment_log_chunks`, one per
- * write), and this head (`deployment_logs`, `_id` the deployment's id) counting them. A follower
+ * write), and this head (`deployment_logs`, `_id` the deployment's id) saying who may write and
+ * what is kept. The chunks are the numbering's only truth: each one is numbered from the one
+ * before it (log-store.ts), so no write and no crash between writes can leave a gap. A follower
  * reads only the chunks past the last line it has; the oldest chunks go beyond LOG_LIMIT_BYTES.
  */
 export interface DeploymentLogsDoc {
@@ -104,14 +108,10 @@ export interface DeploymentLogsDoc {
   attempt: number;
   /** A deployed app's release, and how much of its log is in (LiveLogs goes on from there). */
   release: { id: string; offset: number } | null;
-  /** The next chunk's number. */
-  nextSeq: number;
-  /** Lines written so far (the last line's number). */
-  lines: number;
-  /** Bytes of the chunks kept. */
-  bytes: number;
   /** The oldest chunk kept. */
   firstSeq: number;
+  /** Bytes of output trimmed away: what is kept is the last chunk's `totalBytes` less these. */
+  droppedBytes: number;
   /** Whether older output was dropped (the log then starts with a marker). */
   trimmed: boolean;
 }
@@ -125,10 +125,8 @@ const deploymentLogsSchema = new Schema<DeploymentLogsDoc>(
       type: new Schema({ id: String, offset: Number }, { _id: false }),
       default: null,
     },
-    nextSeq: { type: Number, default: 0 },
-    lines: { type: Number, default: 0 },
-    bytes: { type: Number, default: 0 },
     firstSeq: { type: Number, default: 0 },
+    droppedBytes: { type: Number, default: 0 },
     trimmed: { type: Boolean, default: false },
   },
   { versionKey: false },
@@ -144,7 +142,10 @@ export const deploymentLogsModel = defineModel<DeploymentLogsDoc>(
   'deployment_logs',
 );
 
-/** One write of a deployment's log: whole lines, `firstLine` … `lastLine`. */
+/**
+ * One write of a deployment's log: whole lines, `firstLine` … `lastLine`, numbered after the
+ * chunk `seq - 1` (its `lastLine` and `totalBytes`).
+ */
 export interface LogChunkDoc {
   _id: Types.ObjectId;
   deploymentId: string;
@@ -156,6 +157,8 @@ export interface LogChunkDoc {
   lastLine: number;
   text: string;
   bytes: number;
+  /** Bytes written to the log up to and with this chunk (trimming does not change it). */
+  totalBytes: number;
 }
 
 const logChunkSchema = new Schema<LogChunkDoc>(
@@ -167,10 +170,11 @@ const logChunkSchema = new Schema<LogChunkDoc>(
     lastLine: { type: Number, required: true },
     text: { type: String, required: true },
     bytes: { type: Number, required: true },
+    totalBytes: { type: Number, required: true },
   },
   { versionKey: false },
 );
-// A log in order; a chunk per number.
+// A log in order, its last chunk (what the next one is numbered after); a chunk per number.
 logChunkSchema.index({ deploymentId: 1, seq: 1 }, { unique: true });
 // A follower's next lines: the chunks ending past the line it has.
 logChunkSchema.index({ deploymentId: 1, lastLine: 1 });

@@ -126,11 +126,14 @@ export class DeploymentsRepository {
     return doc ? toDeployment(doc) : null;
   }
 
-  /** The service's deployment DEPLOYED last: the one its URL serves. */
+  /**
+   * The service's newest DEPLOYED deployment: the one its URL serves (newest wins, in the
+   * runtime too). Read from the index `{serviceId, status, createdAt, _id}` in its order.
+   */
   async latestDeployed(serviceId: string): Promise<Deployment | null> {
     const doc = await this.models.deployments
       .findOne({ serviceId, status: 'DEPLOYED' }, LIST_FIELDS)
-      .sort({ deployedAt: -1 })
+      .sort({ createdAt: -1, _id: -1 })
       .lean<DeploymentDoc>();
     return doc ? toDeployment(doc) : null;
   }

@@ -32,21 +32,28 @@ export interface AppendOptions {
 
 const linesOf = (text: string) => text.split('\n').slice(0, -1);
 
-/** An update of `$inc` and `$set`, each only when it has something (an empty one is refused). */
-function updateOf(inc: Record<string, number> | undefined, set: Record<string, unknown>) {
-  return {
-    ...(inc && { $inc: inc }),
-    ...(Object.keys(set).length > 0 && { $set: set }),
-  };
-}
+/** A chunk's numbers: what the next chunk is numbered after. */
+type ChunkEnd = Pick<LogChunkDoc, 'seq' | 'lastLine' | 'totalBytes'>;
+/** Before the first chunk. */
+const START: ChunkEnd = { seq: -1, lastLine: 0, totalBytes: 0 };
+/** The newest chunk first: the index `{deploymentId, seq}` read backwards. */
+const NEWEST_CHUNK = { seq: -1 } as const;
+
+/** Racing appends of one log: the one that lost the chunk number numbers again from the winner. */
+const MAX_NUMBERING_TRIES = 5;
 
 /**
- * Deployments' logs, append-only (deployments.model.ts): each append is one chunk of whole lines,
- * numbered by one conditional update of the head, so a follower reads only what it has not seen
- * (`linesAfter`) and lines keep their numbers for good. Beyond `limitBytes` the oldest chunks go
- * (a chunk larger than that on its own keeps its last lines), and the log then starts with
- * TRIMMED_MARKER; the marker counts toward the limit. One writer at a time a log: the pipeline's
- * run while it holds the deployment (`attempt`), LiveLogs after.
+ * Deployments' logs, append-only (deployments.model.ts). An append is two round trips: the head
+ * checked (and its fields set) in one conditional update while the log's newest chunk is read,
+ * then the new chunk inserted, numbered after that one. The chunks are the numbering's only
+ * truth, and the unique `{deploymentId, seq}` its guard: a chunk exists only after the one it is
+ * numbered after, so a crash between the two writes leaves no gap (at most the head's fields
+ * set, and that write's output not in), and of two writers numbering at once one inserts and the
+ * other numbers again. A follower reads only what it has not seen (`linesAfter`) and lines keep
+ * their numbers for good. Beyond `limitBytes` the oldest chunks go (a chunk larger than that on
+ * its own keeps its last lines), and the log then starts with TRIMMED_MARKER; the marker counts
+ * toward the limit. One writer at a time a log: the pipeline's run while it holds the deployment
+ * (`attempt`), LiveLogs after.
  */
 export class LogStore {
   private readonly keptBytes: number;
@@ -78,42 +85,54 @@ export class LogStore {
       dropped = linesOf(body).length - linesOf(kept).length;
       body = kept;
     }
-    const count = linesOf(body).length;
-    const bytes = Buffer.byteLength(body);
-    const update = updateOf(body ? { nextSeq: 1, lines: dropped + count, bytes } : undefined, {
-      ...(options.attempt !== undefined && { attempt: options.attempt }),
-      ...(dropped > 0 && { trimmed: true }),
-      ...options.set,
-    });
     const filter = {
       _id: deploymentId,
       ...(options.attempt !== undefined && { attempt: { $lte: options.attempt } }),
       ...options.where,
     };
-    if (Object.keys(update).length === 0) return (await this.models.logs.exists(filter)) !== null;
-    const head = await this.models.logs
-      .findOneAndUpdate(filter, update, { new: true })
-      .lean<DeploymentLogsDoc>();
-    if (!head) return false;
-    if (!body) return true;
-    await this.models.logChunks.create({
-      deploymentId,
-      accountId: head.accountId,
-      projectId: head.projectId,
-      serviceId: head.serviceId,
-      seq: head.nextSeq - 1,
-      firstLine: head.lines - count + 1,
-      lastLine: head.lines,
-      text: body,
-      bytes,
-    });
-    // Removed meanwhile (a cascade): none of its chunks outlive it.
-    if (!(await this.models.logs.exists({ _id: deploymentId }))) {
-      await this.models.logChunks.deleteMany({ deploymentId });
-      return false;
+    const set = {
+      ...(options.attempt !== undefined && { attempt: options.attempt }),
+      ...(dropped > 0 && { trimmed: true }),
+      ...options.set,
+    };
+    for (let tries = 1; ; tries++) {
+      const [head, last] = await Promise.all([
+        Object.keys(set).length > 0
+          ? this.models.logs
+              .findOneAndUpdate(filter, { $set: set }, { new: true })
+              .lean<DeploymentLogsDoc>()
+          : this.models.logs.findOne(filter).lean<DeploymentLogsDoc>(),
+        body ? this.newestChunk(deploymentId) : null,
+      ]);
+      if (!head) {
+        // Gone (a cascade), not merely fenced off: a chunk an earlier append inserted as the
+        // cascade ran goes with it.
+        if (!(await this.models.logs.exists({ _id: deploymentId }))) {
+          await this.models.logChunks.deleteMany({ deploymentId });
+        }
+        return false;
+      }
+      if (!body) return true;
+      const chunk = chunkAfter(last ?? START, body, dropped);
+      const inserted = await insertOnce(
+        this.models.logChunks.create({
+          deploymentId,
+          accountId: head.accountId,
+          projectId: head.projectId,
+          serviceId: head.serviceId,
+          ...chunk,
+        }),
+      );
+      if (inserted) {
+        const kept = chunk.totalBytes - head.droppedBytes;
+        if (kept > this.keptBytes) await this.trim(head, kept);
+        return true;
+      }
+      // Another append took the number: the head decides again whether this one may write.
+      if (tries >= MAX_NUMBERING_TRIES) {
+        throw new Error(`log ${deploymentId}: ${tries} appends at once took the next number`);
+      }
     }
-    if (head.bytes > this.keptBytes) await this.trim(head);
-    return true;
   }
 
   /** The whole log as kept ('' when there is none); of the account only, when given. */
@@ -131,10 +150,15 @@ export class LogStore {
 
   /** The last line's number (0 for an empty or missing log). */
   async lastLine(deploymentId: string): Promise<number> {
-    const head = await this.models.logs
-      .findById(deploymentId, { lines: 1 })
-      .lean<Pick<DeploymentLogsDoc, 'lines'>>();
-    return head?.lines ?? 0;
+    return (await this.newestChunk(deploymentId))?.lastLine ?? 0;
+  }
+
+  /** The log's newest chunk, which the next one is numbered after (null before the first). */
+  private newestChunk(deploymentId: string): Promise<ChunkEnd | null> {
+    return this.models.logChunks
+      .findOne({ deploymentId }, { seq: 1, lastLine: 1, totalBytes: 1 })
+      .sort(NEWEST_CHUNK)
+      .lean<ChunkEnd>();
   }
 
   /** The lines after line `after` that are still kept, in order, numbered. */
@@ -162,12 +186,12 @@ export class LogStore {
    * Drops the oldest output until what is kept fits: whole chunks while one is no more than the
    * excess, then the first lines of the next (its tail is kept, under its line numbers).
    */
-  private async trim(head: DeploymentLogsDoc): Promise<void> {
+  private async trim(head: DeploymentLogsDoc, keptBytes: number): Promise<void> {
     const chunks = await this.models.logChunks
       .find({ deploymentId: head._id, seq: { $gte: head.firstSeq } }, { seq: 1, bytes: 1 })
       .sort({ seq: 1 })
       .lean<Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>[]>();
-    let excess = head.bytes - this.keptBytes;
+    let excess = keptBytes - this.keptBytes;
     let firstSeq = head.firstSeq;
     let cut: { chunk: Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>; bytes: number } | undefined;
     for (const chunk of chunks.slice(0, -1)) {
@@ -181,21 +205,21 @@ export class LogStore {
       }
     }
     if (firstSeq === head.firstSeq && !cut) return;
-    let removed = head.bytes - this.keptBytes - excess;
+    let removed = keptBytes - this.keptBytes - excess;
     if (cut) {
       const { text, firstLine } = (await this.models.logChunks
         .findById(cut.chunk._id, { text: 1, firstLine: 1 })
         .lean<Pick<LogChunkDoc, 'text' | 'firstLine'>>())!;
       const rest = Buffer.from(text).subarray(cut.bytes).toString('utf8');
       const kept = rest.slice(rest.indexOf('\n') + 1);
-      const keptBytes = Buffer.byteLength(kept);
-      removed += cut.chunk.bytes - keptBytes - cut.bytes;
+      const keptOfChunk = Buffer.byteLength(kept);
+      removed += cut.chunk.bytes - keptOfChunk - cut.bytes;
       await this.models.logChunks.updateOne(
         { _id: cut.chunk._id },
         {
           $set: {
             text: kept,
-            bytes: keptBytes,
+            bytes: keptOfChunk,
             firstLine: firstLine + linesOf(text).length - linesOf(kept).length,
           },
         },
@@ -203,10 +227,24 @@ export class LogStore {
     }
     const updated = await this.models.logs.updateOne(
       { _id: head._id, firstSeq: head.firstSeq },
-      { $set: { firstSeq, trimmed: true }, $inc: { bytes: -removed } },
+      { $set: { firstSeq, trimmed: true }, $inc: { droppedBytes: removed } },
     );
     if (updated.modifiedCount === 1 && firstSeq > head.firstSeq) {
       await this.models.logChunks.deleteMany({ deploymentId: head._id, seq: { $lt: firstSeq } });
     }
   }
+}
+
+/** The chunk of `body` after `last`: the next number, its lines after the ones `dropped`. */
+function chunkAfter(last: ChunkEnd, body: string, dropped: number) {
+  const bytes = Buffer.byteLength(body);
+  const firstLine = last.lastLine + dropped + 1;
+  return {
+    seq: last.seq + 1,
+    firstLine,
+    lastLine: firstLine + linesOf(body).length - 1,
+    text: body,
+    bytes,
+    totalBytes: last.totalBytes + bytes,
+  };
 }

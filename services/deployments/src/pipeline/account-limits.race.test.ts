@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mongoose';
 import { connectMongo } from '@platform/shared';
 import { testLogger } from '@platform/shared/testing';
 import { createModels, type Models } from '../models';
 import { newCommitHash, useHarness } from '../test/harness';
 import { buildService } from '../test/projects-stub';
-import { PipelineRepository } from './pipeline.repository';
+import { Claiming } from './claiming';
 
 // No pipeline in the harness: the racers are the claims of other replicas, each on a connection
 // of its own, all sent at the same moment.
@@ -53,7 +54,7 @@ const heldBuilds = (accountId: string) =>
 async function race(limits: { maxBuilds: number; maxApps: number }) {
   const racers = Array.from(
     { length: RACERS },
-    (_, n) => new PipelineRepository(replicas[n % CONNECTIONS]!, 65_536, limits),
+    (_, n) => new Claiming(replicas[n % CONNECTIONS]!, 65_536, limits),
   );
   const raced = await Promise.all(racers.map((r, n) => r.claimNext(`racer-${n}`, LEASE_MS)));
   let after = 0;
@@ -106,7 +107,7 @@ describe('racing replicas and the per-account limits', () => {
       await h.api.trigger(service, { commitHash: newCommitHash() });
       await waitingDeployments(WAITING - 1, accountId);
       const finish = async () => {
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        await sleep(Math.random() * 20);
         await h.models.deployments.updateOne(
           { _id: older.body.id },
           {

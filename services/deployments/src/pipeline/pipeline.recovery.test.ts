@@ -6,7 +6,7 @@ import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
 import { createModels } from '../models';
 import { useHarness } from '../test/harness';
 import { isProcessRunning, useFixtureSteps } from '../test/processes';
-import { PipelineRepository } from './pipeline.repository';
+import { Leases } from './leases';
 
 // No pipeline in the harness: the tests run the workers of other replicas (h.newWorker).
 const steps = useFixtureSteps();
@@ -210,10 +210,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
         lostAttempts: 1,
       };
       expect(
-        await new PipelineRepository(h.models, h.config.LOG_LIMIT_BYTES, {
-          maxBuilds: h.config.ACCOUNT_MAX_BUILDS,
-          maxApps: h.config.ACCOUNT_MAX_APPS,
-        }).writeLogs(leaseB, 'B rebuilt it\n'),
+        await new Leases(h.models, h.config.LOG_LIMIT_BYTES).writeLogs(leaseB, 'B rebuilt it\n'),
       ).toBe(true);
 
       // A's build ends and A is stopped: whichever it notices first, its run ends (stop() waits

@@ -8,6 +8,7 @@ import { SourceError } from '../source/source-error';
 import type { SourceSnapshots } from '../source/snapshot';
 import { buildFailure, diskFull } from './build-failure';
 import { followReleaseLog } from './release-log-follower';
+import { promoteNewestWins } from './promotion';
 import { environmentOf, openSource, secretValuesOf, type OpenedSource } from './deployment-source';
 import { SecretMask } from './secret-mask';
 
@@ -217,9 +218,11 @@ export class LocalSteps implements DeploymentSteps {
         return failed(started.failure ?? `The app did not become healthy (${started.state}).`);
       }
       signal.removeEventListener('abort', stopOnAbort);
-      const { previous } = await runtime.promote(releaseId);
+      const promotion = await promoteNewestWins(runtime, releaseId, d);
       const offset = await following.stop();
       context.output(mask.flush());
+      if (!promotion.promoted) return failed(`The app was not made live: ${promotion.why}`);
+      const { previous } = promotion;
       context.line(
         previous
           ? `==> the service's URL now serves this deployment; the previous one (${previous}) is stopped`
@@ -261,7 +264,12 @@ export class LocalSteps implements DeploymentSteps {
       why(started.failure ?? `it did not become healthy (${started.state})`);
       return null;
     }
-    await runtime.promote(releaseId);
+    // A deploy of the service may have made a newer deployment live meanwhile: it stays.
+    const promotion = await promoteNewestWins(runtime, releaseId, d);
+    if (!promotion.promoted) {
+      why(promotion.why);
+      return null;
+    }
     return { releaseId, offset: 0 };
   }
 

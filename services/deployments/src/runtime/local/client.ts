@@ -55,10 +55,16 @@ export class RuntimeClient {
 
   /**
    * Routes the service's URL to a ready release, then stops the previous live one once it has
-   * answered its requests. Resolves after that stop, with the previous release's id.
+   * answered its requests. Resolves after that stop, with the previous release's id. With a
+   * `generation` (generationOf its deployment), a release older than the live one is refused:
+   * RuntimeError 409.
    */
-  promote(releaseId: string): Promise<{ release: ReleaseInfo; previous: string | null }> {
-    return this.call('POST', `/releases/${encodeURIComponent(releaseId)}/promote`);
+  promote(
+    releaseId: string,
+    generation?: string,
+  ): Promise<{ release: ReleaseInfo; previous: string | null }> {
+    const path = `/releases/${encodeURIComponent(releaseId)}/promote`;
+    return this.call('POST', path, generation === undefined ? undefined : { generation });
   }
 
   /** start, then promote when it became ready: the whole of a deploy. */

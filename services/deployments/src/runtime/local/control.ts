@@ -41,6 +41,9 @@ export const releaseSpecSchema = z
   })
   .strict();
 
+/** A promotion: the release's deployment's place in its service's order (newest wins). */
+const promoteSchema = z.object({ generation: z.string().max(64).optional() }).strict();
+
 const logQuery = z.object({ offset: z.coerce.number().int().min(0).default(0) });
 
 /** The most of a release log one read returns; read again from `nextOffset` for more. */
@@ -68,7 +71,8 @@ export function createControlApp(supervisor: Supervisor, logger: Logger): Expres
     res.json(supervisor.describe(req.params.releaseId));
   });
   app.post('/releases/:releaseId/promote', async (req, res) => {
-    res.json(await supervisor.promote(req.params.releaseId));
+    const { generation } = validate(promoteSchema, req.body ?? {});
+    res.json(await supervisor.promote(req.params.releaseId, generation));
   });
   app.delete('/releases/:releaseId', async (req, res) => {
     await supervisor.stopRelease(req.params.releaseId);

@@ -40,6 +40,8 @@ const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
 export class Supervisor {
   private readonly releases = new Map<string, Release>();
   private readonly liveByService = new Map<string, Release>();
+  /** Each promoted release's generation (promote's newest-wins order). */
+  private readonly generations = new WeakMap<Release, string>();
   private readonly logDir: string;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -84,15 +86,27 @@ export class Supervisor {
 
   /**
    * Switches the service's URL to a ready release, then lets the previous live one finish its
-   * requests and stops it. Resolves once the previous release is stopped.
+   * requests and stops it. Resolves once the previous release is stopped. With a `generation`
+   * (its deployment's place in its service's order), newest wins: a release older than the live
+   * one is refused (409), whatever order the promotions come in.
    */
-  async promote(releaseId: string): Promise<{ release: ReleaseInfo; previous: string | null }> {
+  async promote(
+    releaseId: string,
+    generation?: string,
+  ): Promise<{ release: ReleaseInfo; previous: string | null }> {
     const release = this.get(releaseId);
     const current = this.liveByService.get(release.spec.serviceId);
     if (current === release) return { release: this.info(release), previous: null };
     if (release.state !== 'ready') {
       throw conflict(`Release ${releaseId} is ${release.state}: only a ready release is promoted.`);
     }
+    const liveGeneration = current && this.generations.get(current);
+    if (generation !== undefined && liveGeneration !== undefined && generation < liveGeneration) {
+      throw conflict(
+        `Release ${releaseId} is of an older deployment than the live ${current!.spec.releaseId}: the newest stays live.`,
+      );
+    }
+    if (generation !== undefined) this.generations.set(release, generation);
     this.liveByService.set(release.spec.serviceId, release);
     release.state = 'live';
     release.write('live: the service URL routes to this release');

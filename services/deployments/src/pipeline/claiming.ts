@@ -7,16 +7,13 @@ import {
   type AccountUsage,
   type Waiting,
 } from '../deployments/account-limits';
-import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
-import { AccountGate } from './account-gate';
+import type { DeploymentDoc } from '../deployments/deployments.model';
+import { toDeployment } from '../deployments/deployments.repository';
 import { LogStore } from '../deployments/log-store';
-import {
-  createdBefore,
-  toDeployment,
-  type Deployment,
-} from '../deployments/deployments.repository';
-import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
+import { ACTIVE_STATUSES } from '../deployments/status';
 import type { Models } from '../models';
+import { AccountGate } from './account-gate';
+import type { Claim } from './leases';
 
 /** How far back "served least recently" looks when the pipeline chooses between accounts. */
 const FAIRNESS_MEMORY_MS = 60 * 60 * 1000;
@@ -36,37 +33,21 @@ const CANDIDATE_FIELDS = {
 } as const;
 type Candidate = Pick<DeploymentDoc, '_id' | keyof typeof CANDIDATE_FIELDS>;
 
-/** A worker's hold on a deployment: one attempt at running it. */
-export interface Lease {
-  deploymentId: string;
-  owner: string;
-  /** The claim's number: the deployment's `attempts` when it was claimed. */
-  attempt: number;
-  leaseUntil: Date;
-  /** Earlier attempts whose worker vanished without giving the deployment back. */
-  lostAttempts: number;
-}
-
-export interface Claim {
-  deployment: Deployment;
-  lease: Lease;
-}
-
-/** What a heartbeat found: still ours, or why not. */
-export type LeaseState =
-  | { held: true }
-  | { held: false; reason: 'deleted' | 'lease-lost' }
-  | { held: false; reason: 'status-changed'; now: Deployment };
+/** `a` was created before `b`: earlier, or at the same millisecond with a smaller id. */
+const isCreatedBefore = (
+  a: Pick<DeploymentDoc, '_id' | 'createdAt'>,
+  b: Pick<DeploymentDoc, '_id' | 'createdAt'>,
+) =>
+  a.createdAt.getTime() < b.createdAt.getTime() ||
+  (a.createdAt.getTime() === b.createdAt.getTime() && a._id.toHexString() < b._id.toHexString());
 
 /**
- * The pipeline's reads and writes. Work is claimed, renewed and given back by conditional
- * updates of the deployment document itself (its `leaseOwner`, `leaseUntil` and `attempts`), so
- * two workers never hold one deployment; status changes go through the deployments repository
- * with the lease as a further condition.
+ * Claiming work: which deployment a worker runs next, taken by a conditional update of the
+ * deployment document itself (its `leaseOwner`, `leaseUntil` and `attempts`), so two workers
+ * never hold one deployment.
  */
-export class PipelineRepository {
+export class Claiming {
   private readonly logs: LogStore;
-
   private readonly limits: AccountLimits;
   private readonly gate: AccountGate;
 
@@ -90,6 +71,7 @@ export class PipelineRepository {
    * ACCOUNT_MAX_APPS: account-limits.ts); the ones they hold back say so in their log, once.
    * The claim itself is one conditional update, so racing workers take different ones; a build
    * then keeps it only when its account's limits still hold with it counted (account-gate.ts).
+   * Each account looked at costs two round trips, however many deployments wait in it.
    */
   async claimNext(owner: string, leaseMs: number, now = new Date()): Promise<Claim | null> {
     const claimable = { status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } };
@@ -136,8 +118,17 @@ export class PipelineRepository {
         .sort({ createdAt: 1 })
         .limit(CANDIDATES_PER_ACCOUNT)
         .lean<Candidate[]>();
-      // Read once an account's build is met, and again after a claim that did not keep its place.
-      let usage: AccountUsage | undefined;
+      if (candidates.length === 0) continue;
+      // The account's usage (read again after a claim that did not keep its place) and each
+      // service's oldest deployment still to finish, read together: the candidates then cost no
+      // query of their own.
+      const [firstUsage, oldest] = await Promise.all([
+        candidates.some((c) => c.status === 'BUILDING')
+          ? this.limits.usage(accountId, undefined, now)
+          : undefined,
+        this.oldestActive(candidates.map((c) => c.serviceId)),
+      ]);
+      let usage: AccountUsage | undefined = firstUsage;
       for (const candidate of candidates) {
         // A DEPLOYING one (its worker lost) holds no build and is already its service's app.
         if (candidate.status === 'BUILDING') {
@@ -148,12 +139,7 @@ export class PipelineRepository {
             continue;
           }
         }
-        const olderRunsFirst = await this.models.deployments.exists({
-          serviceId: candidate.serviceId,
-          status: { $in: [...ACTIVE_STATUSES] },
-          ...createdBefore(candidate.createdAt, candidate._id),
-        });
-        if (olderRunsFirst) continue;
+        if (oldest.get(candidate.serviceId) !== candidate._id.toHexString()) continue;
         const claim = await this.claim(candidate._id, owner, leaseMs, now);
         if (claim) return claim;
         usage = undefined;
@@ -247,56 +233,25 @@ export class PipelineRepository {
     });
   }
 
-  /** Extends the lease while the deployment is still ours and still in `status`. */
-  async renew(lease: Lease, status: DeploymentStatus, leaseUntil: Date): Promise<LeaseState> {
-    const result = await this.models.deployments.updateOne(
-      { ...this.heldBy(lease), status },
-      { $set: { leaseUntil } },
-    );
-    if (result.matchedCount === 1) return { held: true };
-    return this.whyNotHeld(lease);
-  }
-
-  /** Why a conditional write under `lease` matched nothing. */
-  async whyNotHeld(lease: Lease): Promise<LeaseState> {
-    const doc = await this.models.deployments
-      .findById(new Types.ObjectId(lease.deploymentId))
-      .lean<DeploymentDoc>();
-    if (!doc) return { held: false, reason: 'deleted' };
-    if (doc.attempts !== lease.attempt) return { held: false, reason: 'lease-lost' };
-    return { held: false, reason: 'status-changed', now: toDeployment(doc) };
-  }
-
   /**
-   * Appends output (whole lines) to the deployment's log, with where its app's log goes on when
-   * given; false when the deployment is gone, or a later claim has written (a worker that lost
-   * its lease never writes after the one that has it).
+   * Of each service, its oldest deployment still BUILDING or DEPLOYING (held or not), by
+   * `createdBefore`'s order: the only one of the service that may run (an older one finishes
+   * first). Index `{serviceId, status, createdAt, _id}`; a service has a few such deployments
+   * at most (a new one cancels the older ones still building).
    */
-  async writeLogs(
-    lease: Lease,
-    text: string,
-    release?: { releaseId: string; offset: number },
-  ): Promise<boolean> {
-    return this.logs.append(lease.deploymentId, text, {
-      attempt: lease.attempt,
-      ...(release && { set: { release: { id: release.releaseId, offset: release.offset } } }),
-    });
-  }
-
-  /** Gives the deployment back unfinished (shutting down): the next worker claims it at once. */
-  async handBack(lease: Lease): Promise<void> {
-    await this.models.deployments.updateOne(this.heldBy(lease), {
-      $set: { leaseOwner: null, leaseUntil: NO_LEASE },
-      $inc: { handedBack: 1 },
-    });
-  }
-
-  private heldBy(lease: Lease) {
-    return {
-      _id: new Types.ObjectId(lease.deploymentId),
-      leaseOwner: lease.owner,
-      attempts: lease.attempt,
-    };
+  private async oldestActive(serviceIds: string[]): Promise<Map<string, string>> {
+    const active = await this.models.deployments
+      .find(
+        { serviceId: { $in: [...new Set(serviceIds)] }, status: { $in: [...ACTIVE_STATUSES] } },
+        { serviceId: 1, createdAt: 1 },
+      )
+      .lean<Pick<DeploymentDoc, '_id' | 'serviceId' | 'createdAt'>[]>();
+    const oldest = new Map<string, Pick<DeploymentDoc, '_id' | 'createdAt'>>();
+    for (const d of active) {
+      const seen = oldest.get(d.serviceId);
+      if (!seen || isCreatedBefore(d, seen)) oldest.set(d.serviceId, d);
+    }
+    return new Map([...oldest].map(([serviceId, d]) => [serviceId, d._id.toHexString()]));
   }
 
   /**
