@@ -23,7 +23,7 @@ import { DeploymentsService } from './deployments/deployments.service';
 import { TriggerRepository } from './deployments/trigger.repository';
 import { TriggerService } from './deployments/trigger.service';
 import { StatusWatch } from './deployments/status-watch';
-import { createModels, type Models } from './models';
+import { createModels } from './models';
 import type { DeploymentDoc } from './deployments/deployments.model';
 import { LogFollowers } from './deployments/log-followers';
 import { BuildStore } from './builds/build-store';
