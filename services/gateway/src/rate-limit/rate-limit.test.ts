@@ -1,17 +1,19 @@
-import { errorBody, useRunning } from '@platform/shared/testing';
+import { useRunning } from '@platform/shared/testing';
 import { startGateway, type TestGateway } from '../test/start-gateway';
 import { GOOD_CREDENTIAL, STUB_ACCOUNT } from '../test/stubs';
 import { newAccountId, startAccountsGateway } from '../test/accounts-auth';
 import { LOGIN_PATH } from '../login/auth-login';
+import {
+  expectCountdownOfThree,
+  expectRefused,
+  limitsPerMinute,
+  rateLimitFields,
+} from '../test/rate-limit-answers';
 import { clientNetwork } from './rate-limit';
 
-function expectRateLimited(response: { status: number; headers: Headers; body: unknown }) {
-  expect(response.status).toBe(429);
-  expect(response.body).toEqual(errorBody('RATE_LIMITED'));
-  const retryAfter = Number(response.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(60);
-}
+/** Within the one-minute window of these limits. */
+const expectRateLimited = (response: Parameters<typeof expectRefused>[0]) =>
+  expectRefused(response, [1, 60]);
 
 /**
  * Logs in and sends `allowed` requests, then one more: the statuses of the first ones, the last
@@ -30,13 +32,7 @@ async function logInAndExceed(gateway: TestGateway, allowed: number) {
 
 describe('rate limits', () => {
   describe('per session', () => {
-    const gateway = useRunning(() =>
-      startGateway({
-        RATE_LIMIT_PER_MINUTE: '3',
-        ACCOUNT_RATE_LIMIT_PER_MINUTE: '1000',
-        IP_RATE_LIMIT_PER_MINUTE: '1000',
-      }),
-    );
+    const gateway = useRunning(() => startGateway(limitsPerMinute(3, 1000, 1000)));
 
     it('answers 429 RATE_LIMITED with Retry-After past the limit, without reaching the service', async () => {
       const { statuses, limited, reached } = await logInAndExceed(gateway(), 3);
@@ -53,27 +49,9 @@ describe('rate limits', () => {
         answers.push(await gateway().request('/api/projects', { cookie }));
       const anonymous = await gateway().request('/api/projects');
 
-      const fields = (r: { status: number; headers: Headers }) => [
-        r.status,
-        r.headers.get('ratelimit-limit'),
-        r.headers.get('ratelimit-remaining'),
-      ];
-      expect(answers.map(fields)).toEqual([
-        [200, '3', '2'],
-        [200, '3', '1'],
-        [200, '3', '0'],
-        [429, '3', '0'],
-      ]);
-      for (const answer of answers) {
-        const reset = Number(answer.headers.get('ratelimit-reset'));
-        expect(reset).toBeGreaterThanOrEqual(1);
-        expect(reset).toBeLessThanOrEqual(60);
-      }
-      expect(answers[3]!.headers.get('retry-after')).toBe(
-        answers[3]!.headers.get('ratelimit-reset'),
-      );
+      expectCountdownOfThree(answers, [1, 60]);
       // Without a session only the per-IP limit applies.
-      expect(fields(anonymous)).toEqual([401, '1000', expect.stringMatching(/^\d+$/)]);
+      expect(rateLimitFields(anonymous)).toEqual([401, '1000', expect.stringMatching(/^\d+$/)]);
     });
 
     it('counts in a Redis key that expires with the one-minute window', async () => {
@@ -161,13 +139,7 @@ describe('rate limits', () => {
   });
 
   describe('per account', () => {
-    const gateway = useRunning(() =>
-      startAccountsGateway({
-        RATE_LIMIT_PER_MINUTE: '1000',
-        ACCOUNT_RATE_LIMIT_PER_MINUTE: '4',
-        IP_RATE_LIMIT_PER_MINUTE: '1000',
-      }),
-    );
+    const gateway = useRunning(() => startAccountsGateway(limitsPerMinute(1000, 4, 1000)));
     const list = (cookie: string) => gateway().request('/api/projects', { cookie });
     const reachedProjects = () => gateway().stubs.projects.received.length;
 

@@ -112,7 +112,7 @@ export class WebhooksRepository {
 
   /** A page of the project's webhooks, newest first. */
   async listInProject(projectId: string, request: PageRequest): Promise<Page<Webhook>> {
-    return mapPage(await findPage(this.model, { projectId }, request), toWebhook);
+    return mapPage(await findPage<WebhookDoc>(this.model, { projectId }, request), toWebhook);
   }
 
   /** The enabled webhooks of a project that asked for events of `type`. */
