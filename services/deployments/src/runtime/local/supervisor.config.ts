@@ -66,6 +66,12 @@ export const runtimeEnv = z.object({
   RUNTIME_STOP_GRACE: durationEnv('5s'),
   /** How long a replaced release may take to answer the requests it already has. */
   RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
+  /**
+   * The deployments service's deadline for the supervisor's answer to a call that waits for no
+   * app (a ping, a log read); one that does (a start, a stop) gets what it waits for on top. A
+   * supervisor that hangs fails the call, and the watchdog starts a new one.
+   */
+  RUNTIME_CONTROL_TIMEOUT: durationEnv('10s', { min: '100ms' }),
 });
 
 /**
@@ -95,6 +101,7 @@ export function supervisorEnvOf(
     'RUNTIME_RESTART_WINDOW',
     'RUNTIME_STOP_GRACE',
     'RUNTIME_DRAIN_TIMEOUT',
+    'RUNTIME_CONTROL_TIMEOUT',
   ]);
   const keys = [
     'NODE_ENV',
