@@ -1,19 +1,13 @@
 import { mkdirSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
+import { afterCrash, type RestartPolicy } from './crash-restarts';
+import { waitHealthy } from './health-check';
 import type { ExitStatus, Launcher } from './launcher';
 import { Release, type ReleaseInfo, type ReleaseSpec } from './release';
 import { ReleaseLog, type ReleaseLogLimits } from './release-log';
 
-export interface RestartPolicy {
-  /** The first restart's delay; each further one within the window doubles it. */
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** Restarts allowed within `windowMs`; the next crash is the last (state `crashed`). */
-  limit: number;
-  windowMs: number;
-}
+export type { RestartPolicy } from './crash-restarts';
 
 export interface SupervisorOptions {
   launcher: Launcher;
@@ -28,9 +22,6 @@ export interface SupervisorOptions {
   /** Each release log's bounds (LOG_LINE_MAX_BYTES, RUNTIME_LOG_MAX_BYTES). */
   logLimits: ReleaseLogLimits;
 }
-
-const HEALTH_POLL_MS = 100;
-const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
 
 /**
  * The local runtime's state: every release the supervisor started, which one each service's URL
@@ -73,7 +64,7 @@ export class Supervisor {
       await this.fail(release, `could not start: ${(err as Error).message}`);
       return this.info(release);
     }
-    const failure = await this.waitHealthy(release);
+    const failure = await waitHealthy(release);
     if (failure) await this.fail(release, failure);
     else {
       release.state = 'ready';
@@ -211,25 +202,19 @@ export class Supervisor {
   /** A process that ended on its own: restart it with backoff, unless it was stopped. */
   private onExit(release: Release) {
     if (release.stopping || release.state === 'starting') return;
-    const { restart } = this.options;
-    const now = Date.now();
-    release.restartTimes = release.restartTimes.filter((t) => now - t < restart.windowMs);
-    if (release.restartTimes.length >= restart.limit) {
+    const next = afterCrash(this.options.restart, release.restartTimes, Date.now());
+    if (!next.restart) {
       release.state = 'crashed';
-      release.failure = `crashed ${restart.limit + 1} times within ${restart.windowMs} ms: not restarted again`;
+      release.failure = next.why;
       release.write(`gave up: ${release.failure}`);
       this.options.logger.warn({ releaseId: release.spec.releaseId }, release.failure);
       return;
     }
-    const delay = Math.min(
-      restart.initialDelayMs * 2 ** release.restartTimes.length,
-      restart.maxDelayMs,
-    );
-    release.restartTimes.push(now);
+    const { limit, windowMs } = this.options.restart;
     release.restarts++;
     release.state = 'restarting';
     release.write(
-      `restarting in ${delay} ms (restart ${release.restartTimes.length} of ${restart.limit} within ${restart.windowMs} ms)`,
+      `restarting in ${next.delayMs} ms (restart ${next.count} of ${limit} within ${windowMs} ms)`,
     );
     setTimeout(() => {
       if (release.stopping) return;
@@ -244,25 +229,7 @@ export class Supervisor {
           this.onExit(release);
         },
       );
-    }, delay);
-  }
-
-  /** Polls the health check until 2xx/3xx; returns why it failed, or undefined when healthy. */
-  private async waitHealthy(release: Release): Promise<string | undefined> {
-    const { healthCheckPath, healthTimeoutMs } = release.spec;
-    const deadline = Date.now() + healthTimeoutMs;
-    let last = 'no answer';
-    for (;;) {
-      if (release.stopping) return 'stopped before it answered healthy';
-      if (!release.process) return `exited before GET ${healthCheckPath} answered healthy`;
-      const status = await healthStatus(release.host, release.port, healthCheckPath);
-      if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
-      last = typeof status === 'number' ? `status ${status}` : status;
-      if (Date.now() >= deadline) {
-        return `GET ${healthCheckPath} did not answer 2xx or 3xx within ${healthTimeoutMs} ms (last: ${last})`;
-      }
-      await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
-    }
+    }, next.delayMs);
   }
 
   private async fail(release: Release, failure: string) {
@@ -292,25 +259,4 @@ export class Supervisor {
     release.agent.destroy();
     await release.log.end();
   }
-}
-
-/** The status of one `GET path`, or why there was none. */
-function healthStatus(host: string, port: number, healthPath: string): Promise<number | string> {
-  return new Promise((resolve) => {
-    const req = httpGet(
-      {
-        host,
-        port,
-        path: healthPath,
-        agent: false,
-        timeout: HEALTH_REQUEST_TIMEOUT_MS,
-      },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 'no status');
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
 }
