@@ -55,6 +55,8 @@ export class Release {
   restarts = 0;
   restartTimes: number[] = [];
   failure?: string;
+  /** The restart due after a crash (crash-restarts.ts), until it starts or the release stops. */
+  restartTimer?: NodeJS.Timeout;
   stopped?: Promise<void>;
   /** Requests the router is forwarding to it right now. */
   inflight = 0;

@@ -216,8 +216,8 @@ export class Supervisor {
     release.write(
       `restarting in ${next.delayMs} ms (restart ${next.count} of ${limit} within ${windowMs} ms)`,
     );
-    setTimeout(() => {
-      if (release.stopping) return;
+    release.restartTimer = setTimeout(() => {
+      release.restartTimer = undefined;
       this.launch(release).then(
         () => {
           if (release.stopping || !release.process) return;
@@ -241,6 +241,8 @@ export class Supervisor {
   /** Takes the release off its URL, lets its requests finish, stops it; once, however called. */
   private stop(release: Release, finalState: 'stopped' | 'failed' = 'stopped'): Promise<void> {
     if (!release.stopping) release.state = finalState;
+    // A crashed release stopped during its restart delay is not started again.
+    clearTimeout(release.restartTimer);
     if (this.liveByService.get(release.spec.serviceId) === release) {
       this.liveByService.delete(release.spec.serviceId);
     }
@@ -255,7 +257,7 @@ export class Supervisor {
       const { code, signal } = await launched.stop(this.options.stopGraceMs);
       release.process = null;
       release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
-    }
+    } else release.write('stopped (it was not running)');
     release.agent.destroy();
     await release.log.end();
   }
