@@ -42,6 +42,7 @@ export async function composeSupervisor(config: SupervisorConfig, { logger, life
     stopGraceMs: config.RUNTIME_STOP_GRACE,
     drainTimeoutMs: config.RUNTIME_DRAIN_TIMEOUT,
     logLimits: { maxLineBytes: config.LOG_LINE_MAX_BYTES, maxBytes: config.RUNTIME_LOG_MAX_BYTES },
+    retentionMs: config.RUNTIME_RELEASE_RETENTION,
   });
   lifecycle.onShutdown('apps', () => supervisor.close());
 

@@ -39,6 +39,7 @@ describe('runtime supervisor config', () => {
       RUNTIME_STOP_GRACE: 5_000,
       RUNTIME_DRAIN_TIMEOUT: 10_000,
       RUNTIME_CONTROL_TIMEOUT: 10_000,
+      RUNTIME_RELEASE_RETENTION: 600_000,
     });
   });
 

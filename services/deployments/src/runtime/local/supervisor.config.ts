@@ -49,6 +49,11 @@ export const runtimeEnv = z.object({
     .int()
     .min(1024 ** 2, 'must be at least 1048576')
     .default(64 * 1024 ** 2),
+  /**
+   * How long a stopped or failed release is still described and its log read (the deployments
+   * service reads its last lines within seconds); then it is forgotten and its log deleted.
+   */
+  RUNTIME_RELEASE_RETENTION: durationEnv('10m', { min: '100ms' }),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
@@ -102,6 +107,7 @@ export function supervisorEnvOf(
     'RUNTIME_STOP_GRACE',
     'RUNTIME_DRAIN_TIMEOUT',
     'RUNTIME_CONTROL_TIMEOUT',
+    'RUNTIME_RELEASE_RETENTION',
   ]);
   const keys = [
     'NODE_ENV',

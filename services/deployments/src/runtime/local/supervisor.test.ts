@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { sandboxLauncher } from './sandbox-launcher';
 import { TEST_LIMITS, testSandboxOptions } from '../../sandbox/testing';
 import { Supervisor } from './supervisor';
 import { isRunning, testRelease } from './testing';
+import { waitFor } from '@platform/shared/testing';
 
 /**
  * A launcher whose starts wait until `open()` is called (`reached` settles when the first one
@@ -47,8 +48,9 @@ describe('the Supervisor (in this process)', () => {
     rmSync(runtimeDir, { recursive: true, force: true });
   });
 
-  const supervisorWith = (launcher: Launcher) =>
+  const supervisorWith = (launcher: Launcher, retentionMs = 60_000) =>
     new Supervisor({
+      retentionMs,
       launcher,
       runtimeDir,
       logger: testLogger('supervisor'),
@@ -79,6 +81,56 @@ describe('the Supervisor (in this process)', () => {
     expect(launchedPids).toHaveLength(1);
     expect(isRunning(launchedPids[0]!)).toBe(false);
     expect(supervisor.list()).toEqual([]);
+  });
+
+  const sandboxed = () => sandboxLauncher(sandbox, { limits: TEST_LIMITS, network: true });
+
+  it('writes **** in a release log for every secret value the app prints, however it splits it', async () => {
+    const supervisor = supervisorWith(sandboxed());
+    const secret = 'tok-3f9a-secret-value';
+    const spec = testRelease('svc-secret', 'v1', {
+      appEnv: { API_TOKEN: secret, PUBLIC_NAME: 'shown' },
+      secretNames: ['API_TOKEN'],
+      // The value whole, then in two writes 300 ms apart, then the public one.
+      command:
+        'echo "token=$API_TOKEN"; printf "split=%s" "${API_TOKEN%%-secret*}"; sleep 0.3; ' +
+        'echo "-secret${API_TOKEN#*-secret}"; echo "name=$PUBLIC_NAME"; exec node server.js',
+    });
+
+    const started = await supervisor.start(spec);
+    await supervisor.stopRelease(spec.releaseId);
+    const onDisk = readFileSync(started.logFile, 'utf8');
+
+    expect(started.state).toBe('ready');
+    expect(onDisk).not.toContain(secret);
+    expect(onDisk).not.toContain('tok-3f9a');
+    expect(onDisk).toContain('token=****\n');
+    expect(onDisk).toContain('split=****\n');
+    expect(onDisk).toContain('name=shown\n');
+  });
+
+  it('forgets a stopped release and deletes its log once its retention has passed', async () => {
+    const supervisor = supervisorWith(sandboxed(), 1_000);
+    const spec = testRelease('svc-forgotten', 'v1');
+    const started = await supervisor.start(spec);
+
+    await supervisor.stopRelease(spec.releaseId);
+
+    // Still there for the deployments service to read its last lines…
+    expect(supervisor.describe(spec.releaseId).state).toBe('stopped');
+    expect((await supervisor.readLog(spec.releaseId, 0, 65_536)).text).toContain('==> stopped');
+    // …then gone, its log with it.
+    await waitFor(() => !existsSync(started.logFile), { what: 'the release log to be deleted' });
+    expect(() => supervisor.describe(spec.releaseId)).toThrow(/not found/i);
+  });
+
+  it('deletes the logs an earlier supervisor left when it starts', () => {
+    const left = path.join(runtimeDir, 'logs', 'gone-with-an-earlier-supervisor.log');
+    writeFileSync(left, 'output of a release no supervisor knows\n');
+
+    supervisorWith(sandboxed());
+
+    expect(existsSync(left)).toBe(false);
   });
 
   it('fails a release whose launch throws, and closes its log', async () => {
@@ -130,7 +182,7 @@ health.listen(0, '127.0.0.1', async () => {
     launcher, runtimeDir: process.env.RUNTIME_DIR, logger: quiet,
     restart: { initialDelayMs: 60000, maxDelayMs: 60000, limit: 5, windowMs: 600000 },
     stopGraceMs: 1000, drainTimeoutMs: 1000,
-    logLimits: { maxLineBytes: 16384, maxBytes: 1048576 },
+    logLimits: { maxLineBytes: 16384, maxBytes: 1048576 }, retentionMs: 60000,
   });
   const release = (serviceId, releaseId, command) => ({ serviceId, releaseId, workspace: '/tmp',
     command, env: {}, healthCheckPath: '/', healthTimeoutMs: 10000 });

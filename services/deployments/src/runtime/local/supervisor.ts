@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
 import { afterCrash, type RestartPolicy } from './crash-restarts';
@@ -21,12 +21,20 @@ export interface SupervisorOptions {
   drainTimeoutMs: number;
   /** Each release log's bounds (LOG_LINE_MAX_BYTES, RUNTIME_LOG_MAX_BYTES). */
   logLimits: ReleaseLogLimits;
+  /**
+   * RUNTIME_RELEASE_RETENTION: how long a stopped or failed release is still described and its
+   * log read; then it is forgotten and its log deleted.
+   */
+  retentionMs: number;
 }
 
 /**
  * The local runtime's state: every release the supervisor started, which one each service's URL
  * routes to, the health gate, the switch, crash restarts and the release logs. Lives in the
- * supervisor process (supervisor-main.ts), which outlives the deployments service.
+ * supervisor process (supervisor-main.ts), which outlives the deployments service. A release
+ * that stopped or failed lets go of its environment (secret values included) at once, and is
+ * forgotten with its log `retentionMs` later; the logs of an earlier supervisor's releases (which
+ * no API serves) are deleted when it starts.
  */
 export class Supervisor {
   private readonly releases = new Map<string, Release>();
@@ -35,6 +43,7 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.logDir = path.join(options.runtimeDir, 'logs');
+    rmSync(this.logDir, { recursive: true, force: true });
     mkdirSync(this.logDir, { recursive: true });
   }
 
@@ -48,7 +57,8 @@ export class Supervisor {
       throw conflict(`Release ${spec.releaseId} was started already.`);
     }
     const logFile = path.join(this.logDir, `${spec.releaseId}.log`);
-    const log = new ReleaseLog(logFile, this.options.logLimits, (err) =>
+    const secrets = (spec.secretNames ?? []).flatMap((name) => spec.env[name] ?? []);
+    const log = new ReleaseLog(logFile, this.options.logLimits, secrets, (err) =>
       this.options.logger.warn(
         { releaseId: spec.releaseId, err: err.message },
         'the release log cannot be written: its output is lost',
@@ -126,9 +136,10 @@ export class Supervisor {
     return this.liveByService.get(serviceId);
   }
 
-  /** Stops everything (the supervisor's shutdown). */
+  /** Stops everything (the supervisor's shutdown); the logs stay until the next one starts. */
   async close(): Promise<void> {
     await Promise.all([...this.releases.values()].map((release) => this.stop(release)));
+    for (const release of this.releases.values()) clearTimeout(release.expiry);
   }
 
   private get(releaseId: string): Release {
@@ -259,6 +270,24 @@ export class Supervisor {
       release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
     } else release.write('stopped (it was not running)');
     release.agent.destroy();
+    release.forgetEnvironment();
     await release.log.end();
+    release.expiry = setTimeout(() => void this.forget(release), this.options.retentionMs);
+    release.expiry.unref();
+  }
+
+  /** A release gone for `retentionMs`: no longer described, its log deleted. */
+  private async forget(release: Release): Promise<void> {
+    if (this.releases.get(release.spec.releaseId) === release) {
+      this.releases.delete(release.spec.releaseId);
+    }
+    await release.log
+      .remove()
+      .catch((err: Error) =>
+        this.options.logger.warn(
+          { releaseId: release.spec.releaseId, err: err.message },
+          'could not delete the log of a release gone',
+        ),
+      );
   }
 }
