@@ -30,8 +30,8 @@ export class IdentityPool {
 
   constructor(private readonly base: number) {}
 
-  /** A free uid, the workspace handed to it. */
-  async take(workspace: string): Promise<SandboxIdentity> {
+  /** A free uid, the workspace handed to it (unless null: an app reads its build, root's). */
+  async take(workspace: string | null): Promise<SandboxIdentity> {
     let uid: number | undefined;
     for (let i = 0; i < UID_POOL_SIZE && uid === undefined; i++) {
       const candidate = this.base + ((this.start + i) % UID_POOL_SIZE);
@@ -40,7 +40,7 @@ export class IdentityPool {
     if (uid === undefined) throw new Error(`all ${UID_POOL_SIZE} sandbox uids are in use`);
     this.used.add(uid);
     try {
-      await chownTree(workspace, uid, uid);
+      if (workspace !== null) await chownTree(workspace, uid, uid);
     } catch (err) {
       this.used.delete(uid);
       throw err;

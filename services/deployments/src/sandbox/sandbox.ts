@@ -27,8 +27,13 @@ export { sandboxOptions } from './sandbox.options';
 export type { SandboxResult, SandboxedProcess, LimitName } from './process-tree';
 
 export interface SandboxRunOptions {
-  /** Absolute directory on the host, bound read-write at `/workspace`: the only writable place. */
+  /** Absolute directory on the host, bound at `/workspace`: read-write, handed to the sandbox's uid. */
   workspace: string;
+  /**
+   * Bound read-only and never handed over (an app on its kept build, root's and readable by all):
+   * the sandbox writes only to its /tmp. Not enforced with SANDBOX=none.
+   */
+  readOnlyWorkspace?: boolean;
   /** Working directory relative to the workspace (default: its root). */
   cwd?: string;
   /** A shell command line, run with `sh -c`. */
@@ -224,7 +229,9 @@ export class Sandbox {
       if (held.files) await rm(held.files, { recursive: true, force: true });
     };
     try {
-      held.identity = await this.identities!.take(options.workspace);
+      held.identity = await this.identities!.take(
+        options.readOnlyWorkspace ? null : options.workspace,
+      );
       if (options.network) held.network = await this.networks!.create();
       held.group = await this.groups?.create(this.groupLimits(options.limits));
       held.files = await this.writeFiles(held);
@@ -292,6 +299,7 @@ export class Sandbox {
     const { uid, gid } = held.identity!;
     const args = bwrapArgs({
       workspace: options.workspace,
+      workspaceReadOnly: options.readOnlyWorkspace ?? false,
       extraReadOnly: this.nodePrefix ? [this.nodePrefix] : [],
       passwdFile: path.join(held.files!, 'passwd'),
       groupFile: path.join(held.files!, 'group'),
