@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { useRunning, waitFor } from '@platform/shared/testing';
-import { connectLocalRuntime, RuntimeError } from './client';
+import { freePort, useRunning, waitFor } from '@platform/shared/testing';
+import { connectLocalRuntime, RuntimeError, SUPERVISOR_MAIN } from './client';
 import {
   isRunning,
   probe,
@@ -404,6 +404,31 @@ describe('a supervisor that is killed', () => {
     } finally {
       await runtime.close();
     }
+  });
+});
+
+describe('a second supervisor on the same runtime directory', () => {
+  const runtime = useRunning(() => startTestRuntime());
+
+  it('exits, leaving the first one’s apps and their logs alone', async () => {
+    const { client, runtimeDir } = runtime();
+    const live = await client.deploy(testRelease('svc-first-supervisor', 'v1'));
+    const second = spawn(process.execPath, [SUPERVISOR_MAIN], {
+      env: {
+        ...runtime().env,
+        PATH: process.env.PATH,
+        RUNTIME_DIR: runtimeDir,
+        RUNTIME_ROUTER_PORT: String(await freePort()),
+      },
+      stdio: 'ignore',
+    });
+
+    const exitCode = await new Promise((resolve) => second.once('exit', resolve));
+
+    expect(exitCode).toBe(1);
+    expect(existsSync(live.logFile)).toBe(true);
+    expect((await client.readLog(live.releaseId)).text).toContain('==> live');
+    expect((await runtime().get('svc-first-supervisor')).status).toBe(200);
   });
 });
 
