@@ -9,11 +9,13 @@ import {
   createProducer,
   ensureTopics,
   kafkaConnection,
-  startEventConsumer,
   type KafkaSettings,
+} from './kafka';
+import {
+  startEventConsumer,
   type EventConsumer,
   type EventConsumerOptions,
-} from './kafka';
+} from './kafka-consumer';
 import { closeHttpServer, Lifecycle } from './lifecycle';
 import { createLogger, type Logger } from './logger';
 import { connectMongo, syncIndexes } from './mongo';

@@ -3,6 +3,8 @@ export * from './config';
 export * from './logger';
 export * from './mongo';
 export * from './kafka';
+export * from './kafka-consumer';
+export * from './processed-events';
 export * from './events';
 export * from './outbox';
 export * from './pagination';

@@ -12,8 +12,8 @@ import {
   ensureTopics,
   kafkaConnection,
   type KafkaConnection,
-  watchEvents,
 } from './kafka';
+import { watchEvents } from './kafka-consumer';
 import { Lifecycle } from './lifecycle';
 import { testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
 

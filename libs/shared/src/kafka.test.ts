@@ -1,15 +1,9 @@
 import type { Connection } from 'mongoose';
 import type { Kafka, Producer } from 'kafkajs';
 import { pino } from 'pino';
-import {
-  closeKafka,
-  createKafka,
-  createProducer,
-  ensureTopics,
-  mongoProcessedEvents,
-  startEventConsumer,
-  watchEvents,
-} from './kafka';
+import { closeKafka, createKafka, createProducer, ensureTopics } from './kafka';
+import { startEventConsumer, watchEvents } from './kafka-consumer';
+import { mongoProcessedEvents } from './processed-events';
 import { connectMongo } from './mongo';
 import { newEvent, type PlatformEvent, type ProjectDeletedEvent } from './events';
 import { testInfraUrls, testLogger, uniqueName, waitFor } from './testing';
@@ -147,6 +141,45 @@ describe('Kafka through kafkajs (real broker)', () => {
       expect(seen.map((into) => [...into].sort())).toEqual([ids, ids]);
     } finally {
       await Promise.all(watchers.map((w) => w.stop()));
+    }
+  });
+
+  it('gives up on a consumer that does not join its group in time: a rejection of its own, never an unhandled one', async () => {
+    const groupId = uniqueName('slow-join');
+    // A member that heartbeats once a minute: another member's join waits for its next heartbeat.
+    const sitting = kafka.consumer({ groupId, heartbeatInterval: 60_000, sessionTimeout: 120_000 });
+    await sitting.connect();
+    await sitting.subscribe({ topics: [topic] });
+    const joined = new Promise((resolve) => sitting.on(sitting.events.GROUP_JOIN, resolve));
+    await sitting.run({ eachMessage: async () => undefined });
+    await joined;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      // Jest fails the test on an unhandled rejection: the old consumerReady's timer gave one.
+      const starting = startEventConsumer({
+        kafka,
+        groupId,
+        topics: [topic],
+        logger: testLogger(),
+        connection,
+        fromBeginning: false,
+        handle: async () => undefined,
+        readyTimeoutMs: 2_000,
+      });
+
+      await expect(starting).rejects.toThrow(
+        'the consumer did not join its group and fetch within 2000 ms',
+      );
+      await sitting.disconnect();
+      // The consumer given up on is not left in the group: once its join ends, it leaves.
+      await waitFor(
+        async () => (await admin.describeGroups([groupId])).groups[0]?.state === 'Empty',
+        { timeoutMs: 20_000, what: 'the group to have no member left' },
+      );
+    } finally {
+      await sitting.disconnect();
+      await admin.disconnect();
     }
   });
 

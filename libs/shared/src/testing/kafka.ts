@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import { consumerReady } from '../kafka';
+import { runUntilReady } from '../kafka-consumer';
 import { uniqueName, waitFor } from './helpers';
 
 export interface CollectedMessage {
@@ -44,8 +44,7 @@ export async function collectMessages(
   const seen = new Set<string>();
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning });
-  const ready = consumerReady(consumer);
-  await consumer.run({
+  await runUntilReady(consumer, {
     eachMessage: async ({ topic, partition, message }) => {
       const at = `${topic}/${partition}/${message.offset}`;
       if (seen.has(at)) return;
@@ -59,7 +58,6 @@ export async function collectMessages(
       });
     },
   });
-  await ready;
   await consumer
     .commitOffsets(
       starts.flatMap(({ topic, partitions }) =>

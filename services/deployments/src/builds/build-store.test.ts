@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mountsUnder } from '@platform/shared';
@@ -53,6 +53,46 @@ describe('BuildStore', () => {
     expect(kept).toMatchObject({ ...build, ...prepared, commitHash: 'a'.repeat(40) });
     expect(await store.find(build)).toEqual(kept);
     expect(await store.find(ref(id(2)))).toBeNull();
+  });
+
+  it('makes a kept build root’s and readable by every uid, writable by none but root, without following links', async () => {
+    const store = new BuildStore(root);
+    const build = ref(id(1));
+    const { workspace } = await store.prepare(build);
+    // As a build leaves it: its sandbox uid's, some of it private, a link pointing outside.
+    await mkdir(path.join(workspace, 'lib'), { recursive: true });
+    await writeFile(path.join(workspace, 'lib', 'secret.js'), 'x', { mode: 0o600 });
+    await writeFile(path.join(workspace, 'start.sh'), 'x', { mode: 0o777 });
+    const outside = path.join(root, 'outside.txt');
+    await writeFile(outside, 'not the build’s', { mode: 0o600 });
+    await chown(outside, 2_000_456, 2_000_456);
+    await symlink(outside, path.join(workspace, 'escape'));
+    for (const file of [
+      workspace,
+      path.join(workspace, 'lib'),
+      path.join(workspace, 'lib', 'secret.js'),
+      path.join(workspace, 'start.sh'),
+    ]) {
+      await chown(file, 2_000_123, 2_000_123);
+    }
+    await chmod(path.join(workspace, 'lib'), 0o700);
+
+    await store.markSuccessful(build, { commitHash: 'a'.repeat(40) });
+
+    const modeOf = (file: string) => {
+      const stat = statSync(file);
+      return { uid: stat.uid, gid: stat.gid, mode: (stat.mode & 0o7777).toString(8) };
+    };
+    expect(modeOf(workspace)).toEqual({ uid: 0, gid: 0, mode: '755' });
+    expect(modeOf(path.join(workspace, 'lib'))).toEqual({ uid: 0, gid: 0, mode: '755' });
+    expect(modeOf(path.join(workspace, 'lib', 'secret.js'))).toEqual({
+      uid: 0,
+      gid: 0,
+      mode: '644',
+    });
+    expect(modeOf(path.join(workspace, 'start.sh'))).toEqual({ uid: 0, gid: 0, mode: '755' });
+    // The file a link points at is not the build's: untouched.
+    expect(modeOf(outside)).toEqual({ uid: 2_000_456, gid: 2_000_456, mode: '600' });
   });
 
   it(`keeps the newest ${KEPT_BUILDS_PER_SERVICE} successful builds of a service and deletes the older ones`, async () => {

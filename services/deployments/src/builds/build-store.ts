@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { unmountUnder } from '@platform/shared';
+import { runProgram, unmountUnder } from '@platform/shared';
 import { BuildDisks } from './build-disk';
 
 /** Which deployment's build. Ids are path segments: letters, digits, `_` and `-` only. */
@@ -99,7 +99,8 @@ export class BuildStore {
    * Marks the deployment's build successful (its `build.json`, written atomically), then
    * deletes the service's successful builds beyond the newest `keepPerService`, except those
    * of `protect` (the deployment serving now, whose app runs from its build). Resolves with
-   * the kept build.
+   * the kept build. Its workspace is sealed first (sealWorkspace): every app that runs it reads
+   * it as it was built.
    */
   async markSuccessful(
     ref: BuildRef,
@@ -107,6 +108,7 @@ export class BuildStore {
   ): Promise<KeptBuild> {
     const dir = this.buildDir(ref);
     await this.disks.clearTmp(dir);
+    await sealWorkspace(this.disks.paths(dir).workspace);
     const record: BuildRecord = { ...ref, commitHash, succeededAt: new Date().toISOString() };
     const temporary = path.join(dir, `.${RECORD}.${randomBytes(4).toString('hex')}`);
     await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`);
@@ -202,6 +204,18 @@ export class BuildStore {
     await unmountUnder(target);
     await rm(target, { recursive: true, force: true });
   }
+}
+
+/**
+ * A kept build's workspace made root's (when the platform is root) and readable by every uid,
+ * writable by none other: the apps that run it, each as a uid of its own, read it (the sandbox
+ * binds it read-only as well) and none hands it over or changes it for the next. Once, when the
+ * build is kept, not at every start. GNU `chown -R` (-P, the default) and `chmod -R` never follow
+ * a link the build left.
+ */
+async function sealWorkspace(workspace: string): Promise<void> {
+  if (process.getuid?.() === 0) await runProgram('chown', ['-R', '-P', '0:0', '--', workspace]);
+  await runProgram('chmod', ['-R', 'u+rwX,go+rX,go-w', '--', workspace]);
 }
 
 async function readRecord(dir: string): Promise<BuildRecord | null> {

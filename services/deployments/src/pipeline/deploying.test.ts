@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppAnswer } from '@platform/shared/testing';
@@ -164,6 +164,15 @@ describe('variables', () => {
       deployed.logs.match(new RegExp(`API_TOKEN=${MASK.replace(/\*/g, '\\*')}`, 'g')),
     ).toHaveLength(2);
     expect(deployed.logs).not.toContain(secret);
+    // Nor in the runtime's own log of the release, on disk.
+    const logDir = path.join(h.config.RUNTIME_DIR, 'logs');
+    const releaseLogs = readdirSync(logDir).filter((name) => name.startsWith(`${id}-`));
+    expect(releaseLogs).not.toEqual([]);
+    for (const name of releaseLogs) {
+      const text = readFileSync(path.join(logDir, name), 'utf8');
+      expect(text).toContain(`API_TOKEN=${MASK}`);
+      expect(text).not.toContain(secret);
+    }
     expect(JSON.stringify((await h.api.list(service)).body)).not.toContain(secret);
     // At rest only sealed.
     const stored = await h.models.sources.findById(id).lean();

@@ -288,6 +288,7 @@ export class LocalSteps implements DeploymentSteps {
       rootDirectory: source.rootDirectory,
       command,
       env: environmentOf(d, source, this.options.sandbox.defaultPath),
+      secretNames: source.variables.filter((v) => v.secret).map((v) => v.name),
       healthCheckPath: source.healthCheckPath,
       healthTimeoutMs: this.options.healthTimeoutMs,
     };

@@ -1,11 +1,12 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 
-/** Where the workspace is inside the sandbox: the only writable place besides a private /tmp. */
+/** Where the workspace is inside the sandbox: a build's writes there; an app's is read-only. */
 export const SANDBOX_WORKSPACE = '/workspace';
 
 export interface BwrapPlan {
-  /** The absolute directory bound read-write at SANDBOX_WORKSPACE. */
+  /** The absolute directory bound at SANDBOX_WORKSPACE: read-write, or read-only (an app's build). */
   workspace: string;
+  workspaceReadOnly: boolean;
   /** Directories bound read-only at the same path (e.g. node's installation outside /usr). */
   extraReadOnly: string[];
   /** The generated /etc/passwd, /etc/group and /etc/resolv.conf of the sandbox. */
@@ -54,7 +55,7 @@ function systemDirArgs(): string[] {
 
 /**
  * bwrap's arguments up to (not including) the command: fresh mount, PID, IPC, UTS, cgroup and
- * network namespaces, system directories read-only, the workspace read-write, a private /proc,
+ * network namespaces, system directories read-only, the workspace (read-write or not), a private /proc,
  * /dev, a size-limited /tmp, no environment. Every value here is the platform's own: what a
  * tenant wrote (command, variables, directory) reaches the sandbox on its stdin (launch-script.ts).
  */
@@ -87,7 +88,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   else
     args.push('--perms', '1777', '--size', String(Math.floor(plan.tmp.bytes)), '--tmpfs', '/tmp');
   args.push('--perms', '0755', '--tmpfs', '/run');
-  args.push('--bind', plan.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  const bind = plan.workspaceReadOnly ? '--ro-bind' : '--bind';
+  args.push(bind, plan.workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   args.push('--clearenv');
   return args;
 }

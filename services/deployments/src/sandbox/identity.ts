@@ -54,14 +54,17 @@ export class IdentityPool {
     private readonly start = randomInt(UID_POOL_SIZE),
   ) {}
 
-  /** A uid no other sandbox on the host holds, the workspace handed to it. */
-  async take(workspace: string): Promise<SandboxIdentity> {
+  /**
+   * A uid no other sandbox on the host holds, the workspace handed to it (unless null: an app
+   * reads its build, root's).
+   */
+  async take(workspace: string | null): Promise<SandboxIdentity> {
     for (let i = 0; i < UID_POOL_SIZE; i++) {
       const uid = this.base + ((this.start + i) % UID_POOL_SIZE);
       const claim = await claimUid(uid);
       if (!claim) continue;
       try {
-        await chownTree(workspace, uid, uid);
+        if (workspace !== null) await chownTree(workspace, uid, uid);
       } catch (err) {
         claim.close();
         throw err;

@@ -32,8 +32,13 @@ export type { SandboxResult, SandboxedProcess, LimitName } from './process-tree'
 export { SandboxUnavailableError } from './sandbox-requirements';
 
 export interface SandboxRunOptions {
-  /** Absolute directory on the host, bound read-write at `/workspace`: the only writable place. */
+  /** Absolute directory on the host, bound at `/workspace`: read-write, handed to the sandbox's uid. */
   workspace: string;
+  /**
+   * Bound read-only and never handed over (an app on its kept build, root's and readable by all):
+   * the sandbox writes only to its /tmp. Not enforced with SANDBOX=none.
+   */
+  readOnlyWorkspace?: boolean;
   /** Working directory relative to the workspace (default: its root). */
   cwd?: string;
   /** A shell command line, run with `sh -c`. */
@@ -152,7 +157,9 @@ export class Sandbox {
       if (held.files) await rm(held.files, { recursive: true, force: true });
     };
     try {
-      held.identity = await this.identities!.take(options.workspace);
+      held.identity = await this.identities!.take(
+        options.readOnlyWorkspace ? null : options.workspace,
+      );
       if (options.network) held.network = await this.networks!.create();
       held.group = await this.groups?.create(this.groupLimits(options.limits));
       held.files = await writeSandboxFiles(held);

@@ -63,7 +63,12 @@ export async function writeSandboxFiles(held: Held): Promise<string> {
  */
 export function spawnBwrap(
   { programs, nodePrefix, cgroups }: { programs: Programs; nodePrefix?: string; cgroups: boolean },
-  options: { workspace: string; tmpDir?: string; limits: SandboxLimits },
+  options: {
+    workspace: string;
+    readOnlyWorkspace?: boolean;
+    tmpDir?: string;
+    limits: SandboxLimits;
+  },
   held: Held,
   script: string,
 ): { child: ChildProcess; childPid: Promise<number | undefined> } {
@@ -71,6 +76,7 @@ export function spawnBwrap(
   const { uid, gid } = held.identity!;
   const args = bwrapArgs({
     workspace: options.workspace,
+    workspaceReadOnly: options.readOnlyWorkspace ?? false,
     extraReadOnly: nodePrefix ? [nodePrefix] : [],
     passwdFile: path.join(held.files!, 'passwd'),
     groupFile: path.join(held.files!, 'group'),

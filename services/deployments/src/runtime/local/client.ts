@@ -3,7 +3,8 @@ import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import type { ReleaseInfo, ReleaseSpec } from './release';
-import { controlSocketOf } from './supervisor.config';
+import { setTimeout as delay } from 'node:timers/promises';
+import { controlSocketOf, runtimeEnv } from './supervisor.config';
 
 export type { ReleaseInfo, ReleaseSpec, ReleaseState } from './release';
 
@@ -25,19 +26,37 @@ export class RuntimeError extends Error {
   }
 }
 
+/** How long the client waits for the supervisor's answers. */
+export interface RuntimeClientDeadlines {
+  /** RUNTIME_CONTROL_TIMEOUT: a call that waits for nothing (ping, describe, list, readLog). */
+  timeoutMs: number;
+  /** The longest a release's stop takes (RUNTIME_DRAIN_TIMEOUT + RUNTIME_STOP_GRACE). */
+  stopMs: number;
+}
+
+const DEFAULT_DEADLINES: RuntimeClientDeadlines = { timeoutMs: 10_000, stopMs: 15_000 };
+
 /**
  * The deployments service's side of the local runtime: typed calls to the supervisor's control
  * API over its unix socket. Each call is one request; none keeps state, so a client made after a
- * restart of the deployments service sees (re-adopts) everything the supervisor runs.
+ * restart of the deployments service sees (re-adopts) everything the supervisor runs. Every call
+ * has a deadline (RuntimeError TIMEOUT): a supervisor that hangs cannot hang its caller. A call
+ * that waits for an app gets what it waits for on top (a start its health check's time and a
+ * stop's, a promote or stop a stop's).
  */
 export class RuntimeClient {
   readonly socketPath: string;
+  private readonly deadlines: RuntimeClientDeadlines;
 
-  constructor(readonly runtimeDir: string) {
+  constructor(
+    readonly runtimeDir: string,
+    deadlines: Partial<RuntimeClientDeadlines> = {},
+  ) {
     this.socketPath = controlSocketOf(runtimeDir);
+    this.deadlines = { ...DEFAULT_DEADLINES, ...deadlines };
   }
 
-  /** The supervisor's pid, or throws when nothing answers. */
+  /** The supervisor's pid, or throws when nothing answers (in time). */
   async ping(): Promise<number> {
     return (await this.call<{ pid: number }>('GET', '/healthz')).pid;
   }
@@ -50,7 +69,7 @@ export class RuntimeClient {
    * it with readLog meanwhile.
    */
   start(spec: ReleaseSpec): Promise<ReleaseInfo> {
-    return this.call('POST', '/releases', spec);
+    return this.call('POST', '/releases', spec, spec.healthTimeoutMs + this.deadlines.stopMs);
   }
 
   /**
@@ -64,7 +83,8 @@ export class RuntimeClient {
     generation?: string,
   ): Promise<{ release: ReleaseInfo; previous: string | null }> {
     const path = `/releases/${encodeURIComponent(releaseId)}/promote`;
-    return this.call('POST', path, generation === undefined ? undefined : { generation });
+    const body = generation === undefined ? undefined : { generation };
+    return this.call('POST', path, body, this.deadlines.stopMs);
   }
 
   /** start, then promote when it became ready: the whole of a deploy. */
@@ -86,12 +106,14 @@ export class RuntimeClient {
 
   /** Stops one release (a cancelled start, say); a live one takes the URL down. */
   stopRelease(releaseId: string): Promise<void> {
-    return this.call('DELETE', `/releases/${encodeURIComponent(releaseId)}`);
+    const path = `/releases/${encodeURIComponent(releaseId)}`;
+    return this.call('DELETE', path, undefined, this.deadlines.stopMs);
   }
 
   /** Stops every release of a service: its URL answers 404, its ports are free. */
   stopService(serviceId: string): Promise<void> {
-    return this.call('DELETE', `/services/${encodeURIComponent(serviceId)}`);
+    const path = `/services/${encodeURIComponent(serviceId)}`;
+    return this.call('DELETE', path, undefined, this.deadlines.stopMs);
   }
 
   /**
@@ -102,13 +124,31 @@ export class RuntimeClient {
     return this.call('GET', `/releases/${encodeURIComponent(releaseId)}/log?offset=${offset}`);
   }
 
-  private call<T>(method: string, urlPath: string, body?: unknown): Promise<T> {
+  /** One request, given up after RUNTIME_CONTROL_TIMEOUT plus `waitsMs` (what it waits for). */
+  private async call<T>(method: string, urlPath: string, body?: unknown, waitsMs = 0): Promise<T> {
+    const deadlineMs = this.deadlines.timeoutMs + waitsMs;
+    const abort = new AbortController();
+    const timer = setTimeout(() => {
+      const why = `the runtime supervisor did not answer ${method} ${urlPath} within ${deadlineMs} ms`;
+      abort.abort(new RuntimeError(0, 'TIMEOUT', why));
+    }, deadlineMs);
+    try {
+      return await this.request<T>(method, urlPath, body, abort.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private request<T>(method: string, urlPath: string, body: unknown, signal: AbortSignal) {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise<T>((resolve, reject) => {
+      // An abort ends the request with an AbortError: the caller hears why (the deadline).
+      const fail = (err: Error) => reject(signal.aborted ? (signal.reason as Error) : err);
       const req = request(
         {
           socketPath: this.socketPath,
           method,
+          signal,
           path: urlPath,
           headers: payload
             ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
@@ -137,10 +177,10 @@ export class RuntimeClient {
                 ),
               );
           });
-          res.on('error', reject);
+          res.on('error', fail);
         },
       );
-      req.on('error', reject);
+      req.on('error', fail);
       req.end(payload);
     });
   }
@@ -149,7 +189,11 @@ export class RuntimeClient {
 export interface ConnectOptions {
   runtimeDir: string;
   routerPort: number;
-  /** More of the supervisor's environment (RUNTIME_RESTART_*, RUNTIME_STOP_GRACE, LOG_LEVEL). */
+  /**
+   * More of the supervisor's environment (RUNTIME_RESTART_*, RUNTIME_STOP_GRACE, LOG_LEVEL); the
+   * client's deadlines come from it too (RUNTIME_CONTROL_TIMEOUT, RUNTIME_DRAIN_TIMEOUT,
+   * RUNTIME_STOP_GRACE).
+   */
   env?: Record<string, string>;
   /** How long a supervisor started here may take to answer. */
   startTimeoutMs?: number;
@@ -162,7 +206,7 @@ export interface ConnectOptions {
  * deployments service's environment. Its output goes to `<runtimeDir>/supervisor.log`.
  */
 export async function connectLocalRuntime(options: ConnectOptions): Promise<RuntimeClient> {
-  const client = new RuntimeClient(options.runtimeDir);
+  const client = new RuntimeClient(options.runtimeDir, deadlinesOf(options.env ?? {}));
   if (await client.ping().catch(() => null)) return client;
 
   mkdirSync(options.runtimeDir, { recursive: true, mode: 0o700 });
@@ -197,6 +241,17 @@ export async function connectLocalRuntime(options: ConnectOptions): Promise<Runt
         `the runtime supervisor did not answer on ${client.socketPath} in time: see supervisor.log`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await delay(50);
   }
+}
+
+/** The client's deadlines from the runtime's settings (each default where it is not set). */
+function deadlinesOf(env: Record<string, string>): RuntimeClientDeadlines {
+  const settings = runtimeEnv
+    .pick({ RUNTIME_CONTROL_TIMEOUT: true, RUNTIME_DRAIN_TIMEOUT: true, RUNTIME_STOP_GRACE: true })
+    .parse(env);
+  return {
+    timeoutMs: settings.RUNTIME_CONTROL_TIMEOUT,
+    stopMs: settings.RUNTIME_DRAIN_TIMEOUT + settings.RUNTIME_STOP_GRACE,
+  };
 }

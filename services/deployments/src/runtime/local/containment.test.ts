@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { useRunning } from '@platform/shared/testing';
+import { Scheduler } from '@platform/shared';
+import { testLogger, useRunning, waitFor } from '@platform/shared/testing';
 import { RuntimeClient, RuntimeError } from './client';
 import { controlSocketOf } from './supervisor.config';
 import { startTestRuntime, testRelease } from './testing';
@@ -56,5 +57,53 @@ describe('the runtime client', () => {
 
     await expect(answer).rejects.toEqual(expect.any(RuntimeError));
     await expect(answer).rejects.toMatchObject({ status: 200, code: 'INVALID_ANSWER' });
+  });
+});
+
+describe('the runtime client facing a supervisor that hangs', () => {
+  let dir: string;
+  let server: Server;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'rt-hung-'));
+    // Accepts every connection and request, and never answers.
+    server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(controlSocketOf(dir), resolve));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives up on each call at its deadline', async () => {
+    const client = new RuntimeClient(dir, { timeoutMs: 300, stopMs: 200 });
+    const started = Date.now();
+
+    await expect(client.ping()).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await expect(
+      client.start(testRelease('svc-hung', 'v1', { healthTimeoutMs: 500 })),
+    ).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await expect(client.stopService('svc-hung')).rejects.toMatchObject({ code: 'TIMEOUT' });
+
+    // 300, 300 + 500 + 200 and 300 + 200 ms: each gave up, none waited much past its deadline.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('lets a watchdog run finish, so that the next one happens', async () => {
+    const client = new RuntimeClient(dir, { timeoutMs: 200, stopMs: 200 });
+    const scheduler = new Scheduler(testLogger());
+    let finished = 0;
+    // What the deployments service's watchdog does first on every run.
+    scheduler.every({
+      name: 'watchdog',
+      everyMs: 100,
+      run: async () => {
+        await client.ping().catch(() => null);
+        finished++;
+      },
+    });
+
+    await waitFor(() => finished >= 2, { timeoutMs: 10_000, what: 'two watchdog runs to finish' });
+    await scheduler.stop();
   });
 });

@@ -27,6 +27,7 @@ describe('the control API given a release a tenant could have shaped', () => {
       stopGraceMs: 1_000,
       drainTimeoutMs: 1_000,
       logLimits: { maxLineBytes: 16 * 1024, maxBytes: 1024 * 1024 },
+      retentionMs: 60_000,
     });
     server = await startTestServer(createControlApp(supervisor, testLogger('control')));
   });

@@ -36,6 +36,7 @@ export const releaseSpecSchema = z
     rootDirectory: rootDirectoryRule().optional(),
     command: commandRule().min(1),
     env: z.record(environmentNameRule(), variableValueRule()),
+    secretNames: z.array(environmentNameRule()).max(500).optional(),
     healthCheckPath: healthCheckPathRule(),
     healthTimeoutMs: z.number().int().positive(),
   })

@@ -1,6 +1,6 @@
 /** What the runtime asks a launcher to run: one long-running app process. */
 export interface LaunchSpec {
-  /** The release's directory (the kept build); nothing outside it is the app's. */
+  /** The release's directory (the kept build), read-only to the app; nothing outside it is the app's. */
   workspace: string;
   /** Where the command runs: the workspace or a directory inside it (rootDirectory). */
   cwd: string;

@@ -1,6 +1,7 @@
 import { createWriteStream, fstatSync, openSync, renameSync, type WriteStream } from 'node:fs';
 import { promises as fs } from 'node:fs';
 import { LineLimit } from '../../pipeline/line-limit';
+import { SecretMask } from '../../pipeline/secret-mask';
 
 export interface ReleaseLogLimits {
   /** LOG_LINE_MAX_BYTES: a longer line is cut (LineLimit). */
@@ -41,9 +42,12 @@ export function completeUtf8Length(bytes: Uint8Array): number {
  * with a line saying how much is gone; offsets keep counting across the halves. Output the disk
  * has not taken yet is held up to MAX_QUEUED_BYTES, then dropped with a line saying so. A file
  * that cannot be written (a full disk) loses the output, never the supervisor: `onError` is told.
+ * The values of `secrets` never reach the file: they are written `****`, as in a build's log
+ * (SecretMask), before any line is cut.
  */
 export class ReleaseLog {
   private readonly lines: LineLimit;
+  private readonly mask: SecretMask;
   private readonly halfBytes: number;
   private stream: WriteStream;
   /** Offset of the current file's first byte, and of `<file>.1`'s when there is one. */
@@ -59,22 +63,25 @@ export class ReleaseLog {
   constructor(
     readonly file: string,
     limits: ReleaseLogLimits,
+    secrets: string[],
     private readonly onError: (err: Error) => void,
   ) {
     this.lines = new LineLimit(limits.maxLineBytes);
+    this.mask = new SecretMask(secrets);
     this.halfBytes = Math.floor(limits.maxBytes / 2);
     this.stream = this.open('a');
   }
 
   /** What the app printed (any chunk: lines are cut and ended here). */
   output(chunk: string): void {
-    this.append(this.lines.write(chunk));
+    this.append(this.lines.write(this.mask.write(chunk)));
   }
 
   /** A line of the runtime's own (`==> text`), on a line of its own. */
   line(text: string): void {
+    const held = this.lines.write(this.mask.flush());
     const close = this.lines.open ? `${this.lines.end()}\n` : '';
-    this.append(`${close}==> ${text}\n`);
+    this.append(`${held}${close}${this.mask.write(`==> ${text}\n`)}${this.mask.flush()}`);
   }
 
   /**
@@ -106,9 +113,16 @@ export class ReleaseLog {
 
   /** Writes what is queued and closes the file; later output is dropped. */
   end(): Promise<void> {
+    if (!this.ended) this.append(this.lines.write(this.mask.flush()));
     this.ended = true;
     if (this.stream.destroyed) return Promise.resolve();
     return new Promise((resolve) => this.stream.end(() => resolve()));
+  }
+
+  /** Closes the log and deletes its files. */
+  async remove(): Promise<void> {
+    await this.end();
+    await Promise.all([this.file, `${this.file}.1`].map((file) => fs.rm(file, { force: true })));
   }
 
   private append(text: string): void {

@@ -15,6 +15,8 @@ export interface ReleaseSpec {
   command: string;
   /** The app's environment besides `PORT` (variables, PLATFORM_*, a minimal PATH and HOME). */
   env: Record<string, string>;
+  /** The names in `env` whose values are secret: the release log shows `****` for them. */
+  secretNames?: string[];
   /** `GET` it must answer 2xx or 3xx before the release can be promoted. */
   healthCheckPath: string;
   healthTimeoutMs: number;
@@ -55,6 +57,10 @@ export class Release {
   restarts = 0;
   restartTimes: number[] = [];
   failure?: string;
+  /** The restart due after a crash (crash-restarts.ts), until it starts or the release stops. */
+  restartTimer?: NodeJS.Timeout;
+  /** When a stopped release is forgotten and its log deleted. */
+  expiry?: NodeJS.Timeout;
   stopped?: Promise<void>;
   /** Requests the router is forwarding to it right now. */
   inflight = 0;
@@ -67,9 +73,14 @@ export class Release {
   port = 0;
 
   constructor(
-    readonly spec: ReleaseSpec,
+    public spec: ReleaseSpec,
     readonly log: ReleaseLog,
   ) {}
+
+  /** Stopped: its environment (secret values included) is not kept a moment longer. */
+  forgetEnvironment() {
+    this.spec = { ...this.spec, env: {}, secretNames: [] };
+  }
 
   get logFile(): string {
     return this.log.file;

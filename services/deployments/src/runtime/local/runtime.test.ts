@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { useRunning, waitFor } from '@platform/shared/testing';
-import { connectLocalRuntime, RuntimeError } from './client';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { freePort, useRunning, waitFor } from '@platform/shared/testing';
+import { connectLocalRuntime, RuntimeError, SUPERVISOR_MAIN } from './client';
 import {
   isRunning,
   probe,
   startTestRuntime,
   stopSupervisor,
   testRelease,
+  writeTestApp,
   type TestRuntime,
 } from './testing';
 
@@ -55,35 +57,78 @@ describe('the local runtime', () => {
     expect(text).toContain('==> live: the service URL routes to this release');
   });
 
-  it('gives the app PORT and the given environment only', async () => {
+  /** The lines of a release's log that start with `prefix`, without it. */
+  const printed = async (releaseId: string, prefix: string) =>
+    (await runtime().client.readLog(releaseId)).text
+      .split('\n')
+      .filter((line) => line.startsWith(prefix))
+      .map((line) => line.slice(prefix.length));
+
+  it('gives the app PORT and the given environment only, its home in its /tmp', async () => {
     const { client } = runtime();
     const spec = testRelease('svc-env', 'v1', {
-      command: 'env > env.txt && exec node server.js',
+      command: 'env | sed "s/^/env: /" && exec node server.js',
     });
     const started = await client.start(spec);
-    const lines = readFileSync(`${spec.workspace}/env.txt`, 'utf8').trim().split('\n').sort();
+    const lines = (await printed(spec.releaseId, 'env: ')).sort();
 
     expect(
       lines.filter(
         (line) => !line.startsWith('PWD=') && !line.startsWith('SHLVL=') && !line.startsWith('_='),
       ),
-    ).toEqual([`PATH=${process.env.PATH}`, `PORT=${started.port}`, 'VERSION=v1'].sort());
+    ).toEqual(
+      [`PATH=${process.env.PATH}`, 'HOME=/tmp', `PORT=${started.port}`, 'VERSION=v1'].sort(),
+    );
     await client.stopRelease(spec.releaseId);
   });
 
   it('runs apps in the sandbox, where no process of the platform can be seen', async () => {
     const { client } = runtime();
     const spec = testRelease('svc-sandboxed', 'v1', {
-      command: "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' > seen.txt; exec node server.js",
+      command:
+        "printf 'seen: '; cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; exec node server.js",
     });
 
     await client.start(spec);
-    const seen = readFileSync(`${spec.workspace}/seen.txt`, 'utf8');
+    const [seen] = await printed(spec.releaseId, 'seen: ');
 
     expect(seen).toContain('cat /proc/');
     expect(seen).not.toContain('supervisor-main');
     expect(seen).not.toContain('jest');
     await client.stopRelease(spec.releaseId);
+  });
+
+  it('runs an app on its build read-only: its writes fail, the next release finds the build as it was, and no start hands the files over', async () => {
+    const { client } = runtime();
+    const workspace = writeTestApp();
+    const original = readFileSync(path.join(workspace, 'server.js'), 'utf8');
+    const owners = () =>
+      [workspace, path.join(workspace, 'server.js')].map((file) => statSync(file).uid);
+    const before = owners();
+    const tampering = testRelease('svc-read-only', 'v1', {
+      workspace,
+      command:
+        'echo "tampered" > server.js; touch left-behind; echo "tmp: $(echo ok > /tmp/x && cat /tmp/x)"; ' +
+        'exec node server.js',
+    });
+
+    const first = await client.start(tampering);
+    const ownersWhileRunning = owners();
+    await client.stopRelease(tampering.releaseId);
+    const second = await client.start(testRelease('svc-read-only', 'v2', { workspace }));
+    const ownersAfterTwoStarts = owners();
+
+    expect(first.state).toBe('ready');
+    const { text } = await client.readLog(tampering.releaseId);
+    expect(text).toContain('Read-only file system');
+    // Its own /tmp is where an app writes.
+    expect(text).toContain('tmp: ok');
+    expect(second.state).toBe('ready');
+    expect(readFileSync(path.join(workspace, 'server.js'), 'utf8')).toBe(original);
+    expect(existsSync(path.join(workspace, 'left-behind'))).toBe(false);
+    expect(ownersWhileRunning).toEqual(before);
+    expect(ownersAfterTwoStarts).toEqual(before);
+    await client.stopRelease(second.releaseId);
   });
 
   it('replaces the live release at the same URL without a failed request, then stops the old one', async () => {
@@ -359,6 +404,31 @@ describe('a supervisor that is killed', () => {
     } finally {
       await runtime.close();
     }
+  });
+});
+
+describe('a second supervisor on the same runtime directory', () => {
+  const runtime = useRunning(() => startTestRuntime());
+
+  it('exits, leaving the first one’s apps and their logs alone', async () => {
+    const { client, runtimeDir } = runtime();
+    const live = await client.deploy(testRelease('svc-first-supervisor', 'v1'));
+    const second = spawn(process.execPath, [SUPERVISOR_MAIN], {
+      env: {
+        ...runtime().env,
+        PATH: process.env.PATH,
+        RUNTIME_DIR: runtimeDir,
+        RUNTIME_ROUTER_PORT: String(await freePort()),
+      },
+      stdio: 'ignore',
+    });
+
+    const exitCode = await new Promise((resolve) => second.once('exit', resolve));
+
+    expect(exitCode).toBe(1);
+    expect(existsSync(live.logFile)).toBe(true);
+    expect((await client.readLog(live.releaseId)).text).toContain('==> live');
+    expect((await runtime().get('svc-first-supervisor')).status).toBe(200);
   });
 });
 

@@ -35,7 +35,9 @@ function limitName(limit: LimitName, limits: SandboxLimits): string {
 
 /**
  * Apps started in the sandbox (src/sandbox): without the platform's environment, files or
- * processes, within `limits`, each on a network of its own where the router reaches its PORT.
+ * processes, within `limits`, each on a network of its own where the router reaches its PORT, on
+ * its kept build read-only (never handed to its uid: no `chown -R` per start), writing only to its
+ * /tmp, which is its HOME.
  * The stop grace is the sandbox's own (its killGraceMs); a sandbox made with SANDBOX=none runs
  * them as plain processes on a free port of the host, which the sandbox allows only in
  * development.
@@ -51,7 +53,9 @@ export function sandboxLauncher(
         workspace: spec.workspace,
         cwd: path.relative(spec.workspace, spec.cwd) || '.',
         command: spec.command,
-        env: { ...spec.env, PORT: String(port) },
+        // Its build is read-only: its home is where it may write, as on Kubernetes.
+        env: { ...spec.env, HOME: '/tmp', PORT: String(port) },
+        readOnlyWorkspace: true,
         limits: options.limits,
         network: options.network,
         onOutput: spec.onOutput,

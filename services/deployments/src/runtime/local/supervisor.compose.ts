@@ -17,6 +17,11 @@ import { controlSocketOf, type SupervisorConfig } from './supervisor.config';
  */
 export async function composeSupervisor(config: SupervisorConfig, { logger, lifecycle }: Runtime) {
   mkdirSync(config.RUNTIME_DIR, { recursive: true, mode: 0o700 });
+  // Before anything is made: a second supervisor leaves the first one's sandboxes and logs alone.
+  const socketPath = controlSocketOf(config.RUNTIME_DIR);
+  if (await answers(socketPath)) {
+    throw new Error(`another supervisor already answers on ${socketPath}`);
+  }
   const sandbox = await Sandbox.create(sandboxOptions(config, config.RUNTIME_STOP_GRACE));
   lifecycle.onShutdown('sandbox', () => sandbox.close());
   logger.info({ isolated: sandbox.isolated }, 'sandbox ready');
@@ -42,13 +47,10 @@ export async function composeSupervisor(config: SupervisorConfig, { logger, life
     stopGraceMs: config.RUNTIME_STOP_GRACE,
     drainTimeoutMs: config.RUNTIME_DRAIN_TIMEOUT,
     logLimits: { maxLineBytes: config.LOG_LINE_MAX_BYTES, maxBytes: config.RUNTIME_LOG_MAX_BYTES },
+    retentionMs: config.RUNTIME_RELEASE_RETENTION,
   });
   lifecycle.onShutdown('apps', () => supervisor.close());
 
-  const socketPath = controlSocketOf(config.RUNTIME_DIR);
-  if (await answers(socketPath)) {
-    throw new Error(`another supervisor already answers on ${socketPath}`);
-  }
   rmSync(socketPath, { force: true });
   const control = createServer(createControlApp(supervisor, logger));
   // A start waits for the health check: no request timeout on the control API.

@@ -38,6 +38,8 @@ describe('runtime supervisor config', () => {
       RUNTIME_RESTART_WINDOW: 600_000,
       RUNTIME_STOP_GRACE: 5_000,
       RUNTIME_DRAIN_TIMEOUT: 10_000,
+      RUNTIME_CONTROL_TIMEOUT: 10_000,
+      RUNTIME_RELEASE_RETENTION: 600_000,
     });
   });
 

@@ -49,6 +49,11 @@ export const runtimeEnv = z.object({
     .int()
     .min(1024 ** 2, 'must be at least 1048576')
     .default(64 * 1024 ** 2),
+  /**
+   * How long a stopped or failed release is still described and its log read (the deployments
+   * service reads its last lines within seconds); then it is forgotten and its log deleted.
+   */
+  RUNTIME_RELEASE_RETENTION: durationEnv('10m', { min: '100ms' }),
   /** The unix socket of the control API, and the release logs (`logs/<releaseId>.log`). */
   RUNTIME_DIR: z.string().min(1).default(defaultRuntimeDir()),
   /** The router: `http://<serviceId>.<anything>:<port>` reaches the service's live release. */
@@ -66,6 +71,12 @@ export const runtimeEnv = z.object({
   RUNTIME_STOP_GRACE: durationEnv('5s'),
   /** How long a replaced release may take to answer the requests it already has. */
   RUNTIME_DRAIN_TIMEOUT: durationEnv('10s'),
+  /**
+   * The deployments service's deadline for the supervisor's answer to a call that waits for no
+   * app (a ping, a log read); one that does (a start, a stop) gets what it waits for on top. A
+   * supervisor that hangs fails the call, and the watchdog starts a new one.
+   */
+  RUNTIME_CONTROL_TIMEOUT: durationEnv('10s', { min: '100ms' }),
 });
 
 /**
@@ -95,6 +106,8 @@ export function supervisorEnvOf(
     'RUNTIME_RESTART_WINDOW',
     'RUNTIME_STOP_GRACE',
     'RUNTIME_DRAIN_TIMEOUT',
+    'RUNTIME_CONTROL_TIMEOUT',
+    'RUNTIME_RELEASE_RETENTION',
   ]);
   const keys = [
     'NODE_ENV',

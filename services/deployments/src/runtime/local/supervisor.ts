@@ -1,19 +1,13 @@
-import { mkdirSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
+import { afterCrash, type RestartPolicy } from './crash-restarts';
+import { waitHealthy } from './health-check';
 import type { ExitStatus, Launcher } from './launcher';
 import { Release, type ReleaseInfo, type ReleaseSpec } from './release';
 import { ReleaseLog, type ReleaseLogLimits } from './release-log';
 
-export interface RestartPolicy {
-  /** The first restart's delay; each further one within the window doubles it. */
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** Restarts allowed within `windowMs`; the next crash is the last (state `crashed`). */
-  limit: number;
-  windowMs: number;
-}
+export type { RestartPolicy } from './crash-restarts';
 
 export interface SupervisorOptions {
   launcher: Launcher;
@@ -27,15 +21,20 @@ export interface SupervisorOptions {
   drainTimeoutMs: number;
   /** Each release log's bounds (LOG_LINE_MAX_BYTES, RUNTIME_LOG_MAX_BYTES). */
   logLimits: ReleaseLogLimits;
+  /**
+   * RUNTIME_RELEASE_RETENTION: how long a stopped or failed release is still described and its
+   * log read; then it is forgotten and its log deleted.
+   */
+  retentionMs: number;
 }
-
-const HEALTH_POLL_MS = 100;
-const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
 
 /**
  * The local runtime's state: every release the supervisor started, which one each service's URL
  * routes to, the health gate, the switch, crash restarts and the release logs. Lives in the
- * supervisor process (supervisor-main.ts), which outlives the deployments service.
+ * supervisor process (supervisor-main.ts), which outlives the deployments service. A release
+ * that stopped or failed lets go of its environment (secret values included) at once, and is
+ * forgotten with its log `retentionMs` later; the logs of an earlier supervisor's releases (which
+ * no API serves) are deleted when it starts.
  */
 export class Supervisor {
   private readonly releases = new Map<string, Release>();
@@ -46,6 +45,7 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.logDir = path.join(options.runtimeDir, 'logs');
+    rmSync(this.logDir, { recursive: true, force: true });
     mkdirSync(this.logDir, { recursive: true });
   }
 
@@ -59,7 +59,8 @@ export class Supervisor {
       throw conflict(`Release ${spec.releaseId} was started already.`);
     }
     const logFile = path.join(this.logDir, `${spec.releaseId}.log`);
-    const log = new ReleaseLog(logFile, this.options.logLimits, (err) =>
+    const secrets = (spec.secretNames ?? []).flatMap((name) => spec.env[name] ?? []);
+    const log = new ReleaseLog(logFile, this.options.logLimits, secrets, (err) =>
       this.options.logger.warn(
         { releaseId: spec.releaseId, err: err.message },
         'the release log cannot be written: its output is lost',
@@ -75,7 +76,7 @@ export class Supervisor {
       await this.fail(release, `could not start: ${(err as Error).message}`);
       return this.info(release);
     }
-    const failure = await this.waitHealthy(release);
+    const failure = await waitHealthy(release);
     if (failure) await this.fail(release, failure);
     else {
       release.state = 'ready';
@@ -149,9 +150,10 @@ export class Supervisor {
     return this.liveByService.get(serviceId);
   }
 
-  /** Stops everything (the supervisor's shutdown). */
+  /** Stops everything (the supervisor's shutdown); the logs stay until the next one starts. */
   async close(): Promise<void> {
     await Promise.all([...this.releases.values()].map((release) => this.stop(release)));
+    for (const release of this.releases.values()) clearTimeout(release.expiry);
   }
 
   private get(releaseId: string): Release {
@@ -225,28 +227,22 @@ export class Supervisor {
   /** A process that ended on its own: restart it with backoff, unless it was stopped. */
   private onExit(release: Release) {
     if (release.stopping || release.state === 'starting') return;
-    const { restart } = this.options;
-    const now = Date.now();
-    release.restartTimes = release.restartTimes.filter((t) => now - t < restart.windowMs);
-    if (release.restartTimes.length >= restart.limit) {
+    const next = afterCrash(this.options.restart, release.restartTimes, Date.now());
+    if (!next.restart) {
       release.state = 'crashed';
-      release.failure = `crashed ${restart.limit + 1} times within ${restart.windowMs} ms: not restarted again`;
+      release.failure = next.why;
       release.write(`gave up: ${release.failure}`);
       this.options.logger.warn({ releaseId: release.spec.releaseId }, release.failure);
       return;
     }
-    const delay = Math.min(
-      restart.initialDelayMs * 2 ** release.restartTimes.length,
-      restart.maxDelayMs,
-    );
-    release.restartTimes.push(now);
+    const { limit, windowMs } = this.options.restart;
     release.restarts++;
     release.state = 'restarting';
     release.write(
-      `restarting in ${delay} ms (restart ${release.restartTimes.length} of ${restart.limit} within ${restart.windowMs} ms)`,
+      `restarting in ${next.delayMs} ms (restart ${next.count} of ${limit} within ${windowMs} ms)`,
     );
-    setTimeout(() => {
-      if (release.stopping) return;
+    release.restartTimer = setTimeout(() => {
+      release.restartTimer = undefined;
       this.launch(release).then(
         () => {
           if (release.stopping || !release.process) return;
@@ -258,25 +254,7 @@ export class Supervisor {
           this.onExit(release);
         },
       );
-    }, delay);
-  }
-
-  /** Polls the health check until 2xx/3xx; returns why it failed, or undefined when healthy. */
-  private async waitHealthy(release: Release): Promise<string | undefined> {
-    const { healthCheckPath, healthTimeoutMs } = release.spec;
-    const deadline = Date.now() + healthTimeoutMs;
-    let last = 'no answer';
-    for (;;) {
-      if (release.stopping) return 'stopped before it answered healthy';
-      if (!release.process) return `exited before GET ${healthCheckPath} answered healthy`;
-      const status = await healthStatus(release.host, release.port, healthCheckPath);
-      if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
-      last = typeof status === 'number' ? `status ${status}` : status;
-      if (Date.now() >= deadline) {
-        return `GET ${healthCheckPath} did not answer 2xx or 3xx within ${healthTimeoutMs} ms (last: ${last})`;
-      }
-      await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
-    }
+    }, next.delayMs);
   }
 
   private async fail(release: Release, failure: string) {
@@ -288,6 +266,8 @@ export class Supervisor {
   /** Takes the release off its URL, lets its requests finish, stops it; once, however called. */
   private stop(release: Release, finalState: 'stopped' | 'failed' = 'stopped'): Promise<void> {
     if (!release.stopping) release.state = finalState;
+    // A crashed release stopped during its restart delay is not started again.
+    clearTimeout(release.restartTimer);
     if (this.liveByService.get(release.spec.serviceId) === release) {
       this.liveByService.delete(release.spec.serviceId);
     }
@@ -302,29 +282,26 @@ export class Supervisor {
       const { code, signal } = await launched.stop(this.options.stopGraceMs);
       release.process = null;
       release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
-    }
+    } else release.write('stopped (it was not running)');
     release.agent.destroy();
+    release.forgetEnvironment();
     await release.log.end();
+    release.expiry = setTimeout(() => void this.forget(release), this.options.retentionMs);
+    release.expiry.unref();
   }
-}
 
-/** The status of one `GET path`, or why there was none. */
-function healthStatus(host: string, port: number, healthPath: string): Promise<number | string> {
-  return new Promise((resolve) => {
-    const req = httpGet(
-      {
-        host,
-        port,
-        path: healthPath,
-        agent: false,
-        timeout: HEALTH_REQUEST_TIMEOUT_MS,
-      },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 'no status');
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
+  /** A release gone for `retentionMs`: no longer described, its log deleted. */
+  private async forget(release: Release): Promise<void> {
+    if (this.releases.get(release.spec.releaseId) === release) {
+      this.releases.delete(release.spec.releaseId);
+    }
+    await release.log
+      .remove()
+      .catch((err: Error) =>
+        this.options.logger.warn(
+          { releaseId: release.spec.releaseId, err: err.message },
+          'could not delete the log of a release gone',
+        ),
+      );
+  }
 }

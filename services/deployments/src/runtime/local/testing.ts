@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitFor } from '@platform/shared/testing';
@@ -34,10 +34,14 @@ http.createServer((req, res) => {
 
 const workspaces: string[] = [];
 
-/** A fresh build directory holding the test app (removed when the test runtime closes). */
+/**
+ * A fresh build directory holding the test app, as a kept build is (root's, readable by every
+ * uid: the app runs it read-only); removed when the test runtime closes.
+ */
 export function writeTestApp(): string {
   const workspace = mkdtempSync(path.join(tmpdir(), 'rt-app-'));
-  writeFileSync(path.join(workspace, 'server.js'), APP_SOURCE);
+  chmodSync(workspace, 0o755);
+  writeFileSync(path.join(workspace, 'server.js'), APP_SOURCE, { mode: 0o644 });
   workspaces.push(workspace);
   return workspace;
 }
