@@ -71,6 +71,8 @@ export class Release {
   /** Where its app is reached (its sandbox's address and PORT); empty until it started. */
   host = '';
   port = 0;
+  /** Its deployment's place in its service's order, once promoted with one (newest wins). */
+  generation?: string;
 
   constructor(
     public spec: ReleaseSpec,
@@ -109,6 +111,24 @@ export class Release {
         resolve();
       };
     });
+  }
+
+  /** What the control API tells of it; `live`: its service's URL routes to it. */
+  info(live: boolean): ReleaseInfo {
+    return {
+      serviceId: this.spec.serviceId,
+      releaseId: this.spec.releaseId,
+      state: this.state,
+      live,
+      host: this.host,
+      port: this.port,
+      pid: this.process?.pid ?? null,
+      restarts: this.restarts,
+      inflight: this.inflight,
+      startedAt: this.startedAt.toISOString(),
+      ...(this.failure && { failure: this.failure }),
+      logFile: this.logFile,
+    };
   }
 
   /** A line of the runtime's own in the release's log. */

@@ -39,8 +39,6 @@ export interface SupervisorOptions {
 export class Supervisor {
   private readonly releases = new Map<string, Release>();
   private readonly liveByService = new Map<string, Release>();
-  /** Each promoted release's generation (promote's newest-wins order). */
-  private readonly generations = new WeakMap<Release, string>();
   private readonly logDir: string;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -101,13 +99,13 @@ export class Supervisor {
     if (release.state !== 'ready') {
       throw conflict(`Release ${releaseId} is ${release.state}: only a ready release is promoted.`);
     }
-    const liveGeneration = current && this.generations.get(current);
+    const liveGeneration = current?.generation;
     if (generation !== undefined && liveGeneration !== undefined && generation < liveGeneration) {
       throw conflict(
         `Release ${releaseId} is of an older deployment than the live ${current!.spec.releaseId}: the newest stays live.`,
       );
     }
-    if (generation !== undefined) this.generations.set(release, generation);
+    if (generation !== undefined) release.generation = generation;
     this.liveByService.set(release.spec.serviceId, release);
     release.state = 'live';
     release.write('live: the service URL routes to this release');
@@ -163,20 +161,7 @@ export class Supervisor {
   }
 
   private info(release: Release): ReleaseInfo {
-    return {
-      serviceId: release.spec.serviceId,
-      releaseId: release.spec.releaseId,
-      state: release.state,
-      live: this.liveByService.get(release.spec.serviceId) === release,
-      host: release.host,
-      port: release.port,
-      pid: release.process?.pid ?? null,
-      restarts: release.restarts,
-      inflight: release.inflight,
-      startedAt: release.startedAt.toISOString(),
-      ...(release.failure && { failure: release.failure }),
-      logFile: release.logFile,
-    };
+    return release.info(this.liveByService.get(release.spec.serviceId) === release);
   }
 
   private async launch(release: Release): Promise<void> {
