@@ -11,10 +11,11 @@ function fakeBuild(): string {
   const dir = mkdtempSync(join(tmpdir(), 'dashboard-'));
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'index.html'), INDEX);
-  writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log("app")');
+  writeFileSync(join(dir, 'assets', 'index-abc123.js'), APP_JS);
   return dir;
 }
 
+const APP_JS = 'console.log("app");\n'.repeat(200);
 const page = (url: string) => fetch(url, { headers: { accept: 'text/html,*/*;q=0.8' } });
 
 describe('the dashboard at /', () => {
@@ -41,12 +42,24 @@ describe('the dashboard at /', () => {
     },
   );
 
-  it('serves hashed assets to be cached for good', async () => {
-    const response = await fetch(`${gateway().url}/assets/index-abc123.js`);
+  it('serves hashed assets gzipped, to be cached for good', async () => {
+    const response = await fetch(`${gateway().url}/assets/index-abc123.js`, {
+      headers: { 'accept-encoding': 'gzip' },
+    });
 
     expect(response.status).toBe(200);
-    expect(await response.text()).toBe('console.log("app")');
+    expect(response.headers.get('content-encoding')).toBe('gzip');
+    expect(await response.text()).toBe(APP_JS); // fetch decompresses
     expect(response.headers.get('cache-control')).toContain('immutable');
+  });
+
+  it('leaves /api answers uncompressed (its event streams must flow line by line)', async () => {
+    const response = await fetch(`${gateway().url}/api/openapi.json`, {
+      headers: { 'accept-encoding': 'gzip' },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-encoding')).toBeNull();
   });
 
   it('keeps the JSON 404 of an unknown /api path, a missing asset and a non-browser client', async () => {

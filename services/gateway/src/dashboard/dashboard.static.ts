@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import compression from 'compression';
 import express, { Router } from 'express';
 import type { Logger } from '@platform/shared';
 
@@ -45,6 +46,10 @@ export function withSignInMeta(html: string, signIn: DashboardSignIn): string {
   return html.replace('</head>', `${tags.join('')}</head>`);
 }
 
+/** The API's and dev-idp's paths: never the dashboard's. */
+const isPlatformPath = (path: string) =>
+  path === '/api' || path.startsWith('/api/') || path === '/dev' || path.startsWith('/dev/');
+
 /**
  * The web dashboard (apps/dashboard's build in `dir`) at `/`: its hashed assets under /assets,
  * cached for good; any other GET of a page that asks for HTML, outside /api and /dev, answers
@@ -68,6 +73,10 @@ export function dashboardStatic(options: {
   const html = withSignInMeta(readFileSync(indexFile, 'utf8'), options.signIn);
   const csp = dashboardCsp(!options.signIn.devIdpPath && !!options.signIn.googleClientId);
 
+  // The dashboard's own answers gzipped when the browser accepts it (the JavaScript is a third
+  // of its size so); never /api's (its event streams must not be buffered) nor /dev's.
+  const compress = compression();
+  router.use((req, res, next) => (isPlatformPath(req.path) ? next() : compress(req, res, next)));
   router.use(
     '/assets',
     express.static(join(options.dir, 'assets'), {
@@ -79,8 +88,7 @@ export function dashboardStatic(options: {
   );
   router.get(/.*/, (req, res, next) => {
     const path = req.path;
-    if (path === '/api' || path.startsWith('/api/') || path === '/dev' || path.startsWith('/dev/'))
-      return next();
+    if (isPlatformPath(path)) return next();
     // A browser's navigation asks for text/html; an API client's */* gets the JSON 404.
     if (path.startsWith('/assets/') || !req.headers.accept?.includes('text/html')) return next();
     res
