@@ -237,6 +237,11 @@ for url in "${ready_urls[@]}"; do
 done
 
 say "ready in $(($(date +%s) - started_at)) s"
+# The README's first deploy: examples/hello in a git repository of its own (SOURCE_ALLOW_LOCAL).
+if example=$(bash scripts/prepare-example.sh); then
+  read -r example_repo example_commit <<<"$example"
+  echo "Sample app (README, first deploy): repository $example_repo, commit $example_commit"
+fi
 echo "Platform ready at http://localhost:$GATEWAY_PORT (sign in: http://localhost:$GATEWAY_PORT/dev/)"
 while true; do
   exited=
