@@ -78,17 +78,17 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * Screenshots for the README (docs/screenshots), only when DASHBOARD_SCREENSHOTS=1: the page in
- * light and dark, 1440 px wide and 375 px wide.
+ * Screenshots for the README (docs/screenshots/<name>-<scheme>-<width>.png), only when
+ * DASHBOARD_SCREENSHOTS=1: the page in the light and the dark colour scheme at each width.
  */
-export async function screenshots(page: Page, name: string): Promise<void> {
+export async function screenshots(page: Page, name: string, widths = [1440]): Promise<void> {
   if (process.env.DASHBOARD_SCREENSHOTS !== '1') return;
   const dir = path.resolve(__dirname, '../../../docs/screenshots');
   mkdirSync(dir, { recursive: true });
   const viewport = page.viewportSize();
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
-    for (const width of [1440, 375]) {
+    for (const width of widths) {
       await page.setViewportSize({ width, height: width > 500 ? 900 : 812 });
       await page.screenshot({ path: path.join(dir, `${name}-${colorScheme}-${width}.png`) });
     }

@@ -149,7 +149,7 @@ describe('the web dashboard in a browser', () => {
     expect(await appAnswer()).toMatchObject({ commit: first.revision });
     await page.getByRole('link', { name: 'Service', exact: true }).click();
     await expectAccessible(page, 'web');
-    await screenshots(page, 'service');
+    await screenshots(page, 'service', [1440, 375]);
 
     // A webhook: its secret shown once; a test event reaches the local receiver, signed.
     await page.getByRole('link', { name: 'Project', exact: true }).click();
@@ -179,6 +179,7 @@ describe('the web dashboard in a browser', () => {
     // Delete the project: the confirmation names what goes with it.
     await page.getByRole('link', { name: 'Project', exact: true }).click();
     await expectAccessible(page, projectName);
+    await screenshots(page, 'project');
     await page.getByRole('button', { name: 'Delete project…' }).click();
     const dialog = page.getByRole('dialog', { name: `Delete “${projectName}”?` });
     await dialog.getByText('1 service').waitFor({ timeout: UI_TIMEOUT });
