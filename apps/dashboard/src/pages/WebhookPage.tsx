@@ -110,7 +110,7 @@ function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas
         </p>
       )}
       <ErrorNotice error={rest ?? test.error} />
-      {secret && <SecretOnce secret={secret} />}
+      {secret && <SecretOnce secret={secret} rotated />}
     </form>
   );
 }
