@@ -62,6 +62,12 @@ describe('the dashboard at /', () => {
     expect(response.headers.get('content-encoding')).toBeNull();
   });
 
+  it('leaves OPTIONS of /api to the API (405 there), not answering it itself', async () => {
+    const response = await fetch(`${gateway().url}/api/projects/anything`, { method: 'OPTIONS' });
+
+    expect(response.status).toBe(405);
+  });
+
   it('keeps the JSON 404 of an unknown /api path, a missing asset and a non-browser client', async () => {
     const api = await gateway().request('/api/nothing-here', { headers: { accept: 'text/html' } });
     const asset = await page(`${gateway().url}/assets/missing.js`);

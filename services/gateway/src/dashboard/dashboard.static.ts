@@ -86,9 +86,11 @@ export function dashboardStatic(options: {
       fallthrough: true,
     }),
   );
-  router.get(/.*/, (req, res, next) => {
+  // Middleware, not router.get(): a route for every path would make the router answer any
+  // OPTIONS itself (200 with its Allow), /api's included.
+  router.use((req, res, next) => {
     const path = req.path;
-    if (isPlatformPath(path)) return next();
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || isPlatformPath(path)) return next();
     // A browser's navigation asks for text/html; an API client's */* gets the JSON 404.
     if (path.startsWith('/assets/') || !req.headers.accept?.includes('text/html')) return next();
     res
