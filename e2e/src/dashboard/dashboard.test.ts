@@ -154,6 +154,13 @@ describe('the web dashboard in a browser', () => {
     // A webhook: its secret shown once; a test event reaches the local receiver, signed.
     await page.getByRole('link', { name: 'Project', exact: true }).click();
     await expectAccessible(page, projectName);
+    // The project lists the service with its latest deployment's status and its URL.
+    const serviceRow = page
+      .getByRole('list', { name: 'Services' })
+      .getByRole('listitem')
+      .filter({ hasText: 'web' });
+    await serviceRow.getByText('DEPLOYED', { exact: true }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await serviceRow.getByRole('link', { name: url }).count()).toBe(1);
     await page.getByLabel('Webhook URL').fill(receiver.url);
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const secret = (await page.getByLabel('Signing secret').textContent({ timeout: UI_TIMEOUT }))!;

@@ -1,4 +1,9 @@
-import { useId, type InputHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import {
+  useId,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type TextareaHTMLAttributes,
+} from 'react';
 
 interface FieldProps {
   label: string;
@@ -7,26 +12,23 @@ interface FieldProps {
   hint?: string;
 }
 
-function describedBy(errorId: string, hintId: string, error?: string, hint?: string) {
-  return [error && errorId, hint && hintId].filter(Boolean).join(' ') || undefined;
-}
-
-export function Field({
+/** A label, the control it names, a hint and the API's error, linked for screen readers. */
+function FieldFrame({
   label,
   error,
   hint,
-  ...input
-}: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  control,
+}: FieldProps & { control: (a11y: Record<string, string | boolean | undefined>) => ReactNode }) {
   const id = useId();
+  const describedBy = [error && `${id}-e`, hint && `${id}-h`].filter(Boolean).join(' ');
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(`${id}-e`, `${id}-h`, error, hint)}
-        {...input}
-      />
+      {control({
+        id,
+        'aria-invalid': error ? true : undefined,
+        'aria-describedby': describedBy || undefined,
+      })}
       {hint && (
         <small id={`${id}-h`} className="hint">
           {hint}
@@ -41,32 +43,34 @@ export function Field({
   );
 }
 
+export function Field({
+  label,
+  error,
+  hint,
+  ...input
+}: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  return (
+    <FieldFrame
+      label={label}
+      error={error}
+      hint={hint}
+      control={(a11y) => <input {...a11y} {...input} />}
+    />
+  );
+}
+
 export function TextArea({
   label,
   error,
   hint,
   ...input
 }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  const id = useId();
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <textarea
-        id={id}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(`${id}-e`, `${id}-h`, error, hint)}
-        {...input}
-      />
-      {hint && (
-        <small id={`${id}-h`} className="hint">
-          {hint}
-        </small>
-      )}
-      {error && (
-        <small id={`${id}-e`} className="field-error">
-          {error}
-        </small>
-      )}
-    </div>
+    <FieldFrame
+      label={label}
+      error={error}
+      hint={hint}
+      control={(a11y) => <textarea {...a11y} {...input} />}
+    />
   );
 }

@@ -4,7 +4,7 @@ import { Link, useLocation, useParams } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
 import { ConfirmDelete } from '../components/ConfirmDelete';
 import { ErrorNotice, ErrorView } from '../components/ErrorView';
-import { Field, TextArea } from '../components/Field';
+import { ProjectFields } from '../components/ProjectFields';
 import { fieldErrorsOf, useTitle } from '../lib/forms';
 import { ServicesSection, servicesQuery } from './ServicesSection';
 import { WebhooksSection, webhooksQuery } from './WebhooksSection';
@@ -61,21 +61,13 @@ function ProjectSettings({ project }: { project: Schemas['Project'] }) {
   return (
     <form className="panel" onSubmit={submit} aria-labelledby="project-settings-title">
       <h2 id="project-settings-title">Project settings</h2>
-      <Field
-        label="Project name"
-        required
-        maxLength={100}
-        value={name}
-        error={fields.name}
-        onChange={(e) => setName(e.target.value)}
-      />
-      <TextArea
-        label="Description"
-        maxLength={2000}
+      <ProjectFields
+        name={name}
+        description={description}
+        errors={fields}
+        onName={setName}
+        onDescription={setDescription}
         rows={3}
-        value={description}
-        error={fields.description}
-        onChange={(e) => setDescription(e.target.value)}
       />
       <button type="submit" disabled={save.isPending}>
         Save project

@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, call } from '../api/client';
 import { ErrorNotice, ErrorView } from '../components/ErrorView';
-import { Field, TextArea } from '../components/Field';
+import { ProjectFields } from '../components/ProjectFields';
 import { formatTime } from '../lib/format';
 import { fieldErrorsOf, useTitle } from '../lib/forms';
 
@@ -72,21 +72,13 @@ function CreateProject() {
   return (
     <form className="panel" onSubmit={submit} aria-labelledby="create-project-title">
       <h2 id="create-project-title">New project</h2>
-      <Field
-        label="Project name"
-        required
-        maxLength={100}
-        value={name}
-        error={fields.name}
-        onChange={(e) => setName(e.target.value)}
-      />
-      <TextArea
-        label="Description"
-        maxLength={2000}
+      <ProjectFields
+        name={name}
+        description={description}
+        errors={fields}
+        onName={setName}
+        onDescription={setDescription}
         rows={2}
-        value={description}
-        error={fields.description}
-        onChange={(e) => setDescription(e.target.value)}
       />
       <button type="submit" className="primary" disabled={create.isPending}>
         Create project
