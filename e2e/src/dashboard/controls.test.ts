@@ -137,12 +137,20 @@ describe('the dashboard’s other controls', () => {
     await context.close();
   }, 600_000);
 
-  it('edits a webhook, rotates its secret, sends a test signed with the new one and redelivers it', async () => {
+  it('renames a project; edits a webhook, rotates its secret, sends a test signed with the new one and redelivers it', async () => {
     const context = await browser.newContext();
     const { page, errors } = await dashboardPage(context);
     await signIn(page);
     await page.getByLabel('Project name').fill(`hooks ${Date.now()}`);
     await page.getByRole('button', { name: 'Create project' }).click();
+    // Renamed and described in its settings: the heading and the description follow.
+    const renamed = `renamed ${Date.now()}`;
+    const settings = page.getByRole('form', { name: 'Project settings' });
+    await settings.getByLabel('Project name').fill(renamed);
+    await settings.getByLabel('Description').fill('Receives the status changes');
+    await settings.getByRole('button', { name: 'Save project' }).click();
+    await expectAccessible(page, renamed);
+    await page.getByText('Receives the status changes', { exact: true }).first().waitFor();
     await page.getByLabel('Webhook URL').fill(`${receiver.url}/first`);
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const first = (await page.getByLabel('Signing secret').textContent({ timeout: UI_TIMEOUT }))!;
