@@ -14,6 +14,9 @@
 #                  PORT or GATEWAY_PORT from its environment)
 #   RUNTIME_FILES  files or directories of the workspace, besides dist/, that it reads at run time,
 #                  separated by spaces (gateway: openapi.json)
+#   BUILD_ALSO     more workspaces, separated by spaces, built with their `npm run build` after
+#                  WORKSPACE, whose dist/ the image carries beside it (gateway: apps/dashboard, the
+#                  web dashboard it serves at /; services/gateway/src/dashboard)
 #   INIT           `tini` runs the process under tini as PID 1, which reaps the orphans of the
 #                  processes the deployments service starts (git, the sandbox, the local runtime's
 #                  supervisor); default `none`
@@ -63,12 +66,16 @@ ARG WORKSPACE
 RUN test -n "$WORKSPACE" && test -f "$WORKSPACE/package.json" && test -f "$WORKSPACE/tsconfig.json" \
   || { echo "WORKSPACE=$WORKSPACE is not a workspace (a directory with package.json and tsconfig.json)" >&2; exit 1; }
 RUN node_modules/.bin/tsc -b "$WORKSPACE"
+ARG BUILD_ALSO=""
+RUN for workspace in $BUILD_ALSO; do npm run build --workspace "$workspace" || exit 1; done
 # What the runtime copies: the shared library (every service depends on @platform/shared), the
-# workspace's build and its RUNTIME_FILES. A missing runtime file fails the build.
+# workspace's build and its RUNTIME_FILES, and the builds of BUILD_ALSO. A missing runtime file
+# fails the build.
 ARG RUNTIME_FILES=""
 RUN mkdir /out \
   && cp -R --parents libs/shared/dist "$WORKSPACE/dist" /out/ \
-  && for file in $RUNTIME_FILES; do cp -R --parents "$WORKSPACE/$file" /out/ || exit 1; done
+  && for file in $RUNTIME_FILES; do cp -R --parents "$WORKSPACE/$file" /out/ || exit 1; done \
+  && for workspace in $BUILD_ALSO; do cp -R --parents "$workspace/dist" /out/ || exit 1; done
 
 FROM ${NODE_IMAGE} AS init-none
 

@@ -3,7 +3,8 @@
 #
 # Installs what is missing, starts Redis, Kafka and FerretDB on 127.0.0.1 (unless MONGO_URL,
 # KAFKA_BROKERS and REDIS_URL are given), builds the services, starts the development identity
-# provider (unless GOOGLE_CERTS_URL is given) and the five services, waits until every /readyz
+# provider (unless GOOGLE_CERTS_URL is given) and the five services (the gateway serving the web
+# dashboard at /, built by scripts/build-dashboard.sh), waits until every /readyz
 # answers and prints the gateway URL. Ctrl-C or SIGTERM stops everything it started.
 #
 # It watches only the platform's own processes: dev-idp and the five services, each listening on
@@ -93,8 +94,9 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   say "installing npm packages (npm install, versions from package-lock.json)"
   npm install --no-audit --no-fund
 fi
-say "building (tsc -b)"
+say "building (tsc -b; the dashboard when its sources changed)"
 npx tsc -b
+bash scripts/build-dashboard.sh
 
 if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-}" ]; then
   # Only what this script starts is stopped on exit; servers already running are left alone.
@@ -235,6 +237,11 @@ for url in "${ready_urls[@]}"; do
 done
 
 say "ready in $(($(date +%s) - started_at)) s"
+# The README's first deploy: examples/hello in a git repository of its own (SOURCE_ALLOW_LOCAL).
+if example=$(bash scripts/prepare-example.sh); then
+  read -r example_repo example_commit <<<"$example"
+  echo "Sample app (README, first deploy): repository $example_repo, commit $example_commit"
+fi
 echo "Platform ready at http://localhost:$GATEWAY_PORT (sign in: http://localhost:$GATEWAY_PORT/dev/)"
 while true; do
   exited=

@@ -23,8 +23,9 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm install --no-audit --no-fund
 fi
 
-step "type-checking and building (tsc -b)"
+step "type-checking and building (tsc -b; the web dashboard: scripts/build-dashboard.sh)"
 npx tsc -b
+bash scripts/build-dashboard.sh
 
 step "linting (eslint, prettier)"
 npx eslint --max-warnings 0 .
@@ -46,13 +47,10 @@ bash scripts/infra/bubblewrap.sh || step "no working sandbox: the sandbox tests 
 # Sandboxes reach public addresses only; the package registries' addresses count as public here.
 export SANDBOX_EGRESS_ALLOW="${SANDBOX_EGRESS_ALLOW-$(bash scripts/infra/registry-egress.sh)}"
 
-# The sign-in page is tested in a real headless browser: Debian's chromium.
-if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
-  step "installing Debian's chromium for the browser test"
-  if [ "$(id -u)" = 0 ]; then apt_get() { apt-get "$@"; }; else apt_get() { sudo apt-get "$@"; }; fi
-  DEBIAN_FRONTEND=noninteractive apt_get install -y -q chromium >/dev/null 2>&1 ||
-    { apt_get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt_get install -y -q chromium >/dev/null; }
-fi
+# The sign-in page and the web dashboard are tested in a real headless browser: Debian's chromium
+# (installed by scripts/infra/chromium.sh if missing; CHROMIUM_PATH names another).
+step "checking the browser (Debian's chromium; installed by scripts/infra/chromium.sh if missing)"
+bash scripts/infra/chromium.sh || step "no working browser: the browser tests will fail and say why"
 
 # Phase 1: every suite in parallel. Phase 2: the fault tests (`*.fault.test.ts`), one at a time,
 # because they stop and restart the shared Redis, Kafka or MongoDB server.

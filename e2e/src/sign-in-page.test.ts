@@ -1,33 +1,14 @@
 /// <reference lib="dom" />
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from './support/browser';
 import { baseUrl, uniqueEmail } from './support/client';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** A person signs in from a real (headless) browser on the development sign-in page. */
 describe('the development sign-in page in a browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `no browser at ${CHROMIUM}: npm test installs Debian's chromium; or set CHROMIUM_PATH`,
-      );
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   });
   afterAll(() => browser?.close());
 

@@ -14,7 +14,8 @@ import {
 } from '@platform/shared';
 import { appsProxy } from './apps/apps.proxy';
 import type { Config } from './config';
-import { devIdpProxy } from './dev/dev-idp.proxy';
+import { dashboardStatic } from './dashboard/dashboard.static';
+import { DEV_PREFIX, devIdpProxy } from './dev/dev-idp.proxy';
 import { loginRouter, logoutRouter } from './login/login.routes';
 import { openApiRouter, rejectUndocumentedMethods } from './openapi/openapi.routes';
 import { serviceProxy } from './proxy/proxy';
@@ -33,6 +34,8 @@ export interface AppDeps {
   appsAgent: Agent;
   /** Where the OpenAPI document is read from (services/gateway/openapi.json). */
   openApiFile: string;
+  /** The dashboard's build (apps/dashboard/dist): served at `/`. */
+  dashboardDir: string;
   /** Aborted as shutdown begins (Lifecycle.stopping): open log streams end. */
   stopping?: AbortSignal;
 }
@@ -40,7 +43,8 @@ export interface AppDeps {
 /**
  * The gateway: the only process that reads sessions. In order: logs; a tenant app's host
  * (`<serviceId>.localhost`) to the runtime's router and nothing else; metrics, security headers,
- * health; dev-idp in development; then for /api the Origin check, the public OpenAPI document,
+ * health; dev-idp in development; the dashboard's pages and assets (GET, outside /api and /dev);
+ * then for /api the Origin check, the public OpenAPI document,
  * the session, the rate limits (per IP, session, account and expensive operation), the login
  * callback, and behind a required session: its renewal, logout, JSON bodies and the proxy to the
  * services.
@@ -53,6 +57,7 @@ export function createApp({
   appsAgent,
   stopping,
   openApiFile,
+  dashboardDir,
 }: AppDeps): Express {
   const metrics = createMetrics('gateway');
   const keys = {
@@ -80,6 +85,16 @@ export function createApp({
   app.use(healthRouter({ redis: () => redis.ping() }));
   app.get('/metrics', metrics.handler);
   if (config.DEV_IDP_URL) app.use(devIdpProxy(config.DEV_IDP_URL, logger));
+  app.use(
+    dashboardStatic({
+      dir: dashboardDir,
+      signIn: {
+        devIdpPath: config.DEV_IDP_URL ? `${DEV_PREFIX}/` : undefined,
+        googleClientId: config.GOOGLE_CLIENT_ID,
+      },
+      logger,
+    }),
+  );
 
   app.use('/api', checkOrigin(config.ALLOWED_ORIGINS));
   // Public: the OpenAPI document is served before any session is asked for.

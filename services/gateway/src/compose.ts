@@ -12,6 +12,8 @@ export interface Seams {
    * one of its own.
    */
   openApiFile?: string;
+  /** The dashboard's build; by default apps/dashboard/dist of this repository (or image). */
+  dashboardDir?: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export async function compose(config: Config, { logger, lifecycle }: Runtime, se
     upstreamAgent,
     appsAgent,
     openApiFile: seams.openApiFile ?? join(__dirname, '..', 'openapi.json'),
+    dashboardDir: seams.dashboardDir ?? join(__dirname, '..', '..', '..', 'apps/dashboard/dist'),
     stopping: lifecycle.stopping,
   });
   return { app, redis };

@@ -66,6 +66,8 @@ export const configSchema = baseEnv
     RUNTIME_ROUTER_URL: serviceUrl.default('http://127.0.0.1:4020'),
     /** An app's answer may pause this long (a stream, a slow page) before the gateway cuts it. */
     APPS_IDLE_TIMEOUT: durationEnv('5m'),
+    /** The OAuth client id of the dashboard's Google sign-in button (where dev-idp is not used). */
+    GOOGLE_CLIENT_ID: z.string().min(1).optional(),
     /** dev-idp, proxied at /dev/ when NODE_ENV is not production. */
     DEV_IDP_URL: serviceUrl.optional(),
     /** Requests per minute per session. */

@@ -132,6 +132,24 @@ describe('the Dockerfile', () => {
     expect(runtimeFiles('deployments')).toEqual([]);
   });
 
+  it("builds the web dashboard into the gateway's image (BUILD_ALSO), and only there", () => {
+    const lock = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package-lock.json'), 'utf8'));
+    for (const [name, { build }] of Object.entries(builds)) {
+      const also = (build.args.BUILD_ALSO ?? '').split(/\s+/).filter(Boolean);
+      expect([name, also]).toEqual([name, name === 'gateway' ? ['apps/dashboard'] : []]);
+      for (const workspace of also) {
+        const manifest = JSON.parse(
+          fs.readFileSync(path.join(REPO_ROOT, workspace, 'package.json'), 'utf8'),
+        );
+        // `npm run build --workspace` in the image: a workspace of the lock with a build script.
+        expect([workspace, typeof manifest.scripts?.build]).toEqual([workspace, 'string']);
+        expect(lock.packages[`node_modules/${manifest.name}`]).toEqual(
+          expect.objectContaining({ resolved: workspace, link: true }),
+        );
+      }
+    }
+  });
+
   it('installs git and bubblewrap for deployments, and makes its BUILDS_DIR and RUNTIME_DIR owned by node', () => {
     const words = (value: string | undefined) => (value ?? '').split(/\s+/).filter(Boolean);
     const { args } = builds.deployments!.build;

@@ -6,7 +6,7 @@ import { composeProject, rendered } from './test/rendered';
 
 /**
  * What the platform shows to the network and which secrets it publishes (contracts.md, Trust):
- * the Ingress routes only the API, docker-compose listens on this machine only unless told
+ * the Ingress routes only the API and the dashboard's pages, docker-compose listens on this machine only unless told
  * otherwise, and every secret the repository hands out for local use is one the services refuse
  * in production.
  */
@@ -21,11 +21,14 @@ const ingressPaths = (objects: K8sObject[]) =>
     (rule: { http: { paths: { path: string }[] } }) => rule.http.paths.map((p) => p.path),
   );
 
+/** The API, and the web dashboard's pages and hashed assets (services/gateway/src/dashboard). */
+const DASHBOARD_AND_API = ['/api', '/', '/sign-in', '/projects', '/assets'];
+
 describe('what reaches the network', () => {
   it.each(['base', 'production'] as const)(
-    'the %s Ingress routes only /api, so /metrics and /readyz stay inside the cluster',
+    'the %s Ingress routes only /api and the dashboard, so /metrics and /readyz stay inside the cluster',
     async (overlay) => {
-      expect(ingressPaths((await rendered(overlay)).objects)).toEqual(['/api']);
+      expect(ingressPaths((await rendered(overlay)).objects)).toEqual(DASHBOARD_AND_API);
     },
     CHECKER_BUILD_TIMEOUT_MS,
   );
@@ -33,7 +36,10 @@ describe('what reaches the network', () => {
   it(
     'the development Ingress adds only the sign-in page',
     async () => {
-      expect(ingressPaths((await rendered('development')).objects)).toEqual(['/api', '/dev']);
+      expect(ingressPaths((await rendered('development')).objects)).toEqual([
+        ...DASHBOARD_AND_API,
+        '/dev',
+      ]);
     },
     CHECKER_BUILD_TIMEOUT_MS,
   );

@@ -65,7 +65,7 @@ export function sessionCookieOf(
  */
 export async function startGateway(
   env: Record<string, string> = {},
-  options: { redisUrl?: string; openApiFile?: string } = {},
+  options: { redisUrl?: string; openApiFile?: string; dashboardDir?: string } = {},
 ): Promise<TestGateway> {
   const logger = testLogger('gateway');
   const lifecycle = new Lifecycle(logger);
@@ -97,7 +97,7 @@ export async function startGateway(
     await lifecycle.shutdown('refused configuration');
     throw err;
   }
-  const seams = { openApiFile: options.openApiFile };
+  const seams = { openApiFile: options.openApiFile, dashboardDir: options.dashboardDir };
   const { app, redis } = await compose(config, { logger, lifecycle }, seams).catch(async (err) => {
     await lifecycle.shutdown('start failed');
     throw err;

@@ -1,0 +1,27 @@
+import { useEffect } from 'react';
+import { ApiError } from '../api/client';
+
+/**
+ * The API's complaint about each field (400's details, 409's conflict on `conflictField`), and
+ * what is left for the form as a whole.
+ */
+export function fieldErrorsOf(
+  error: unknown,
+  conflictField?: string,
+): { fields: Record<string, string>; rest: unknown } {
+  if (!(error instanceof ApiError)) return { fields: {}, rest: error };
+  if (error.status === 400 && error.body?.details?.length) {
+    return { fields: error.fieldErrors(), rest: null };
+  }
+  if (error.status === 409 && conflictField) {
+    return { fields: { [conflictField]: error.message }, rest: null };
+  }
+  return { fields: {}, rest: error };
+}
+
+/** The page's title, as a screen reader announces it on navigation. */
+export function useTitle(title: string | undefined) {
+  useEffect(() => {
+    if (title) document.title = `${title} · Platform`;
+  }, [title]);
+}

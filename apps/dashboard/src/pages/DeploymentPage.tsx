@@ -1,0 +1,89 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { Link, useParams } from 'wouter';
+import { api, call } from '../api/client';
+import { DeploymentActions } from '../components/DeploymentActions';
+import { ErrorView } from '../components/ErrorView';
+import { LogView } from '../components/LogView';
+import { StatusBadge } from '../components/Status';
+import { formatTime, shortHash } from '../lib/format';
+import { useTitle } from '../lib/forms';
+import { useLogStream } from '../lib/log-stream';
+
+type Params = { projectId: string; serviceId: string; deploymentId: string };
+
+const STREAM_STATE = {
+  connecting: 'Connecting to the log…',
+  open: 'Following the log live.',
+  reconnecting: 'Connection lost: reconnecting, continuing where it stopped…',
+  ended: 'The deployment has finished.',
+  failed: 'The log stream stopped. Reload the page to follow it again.',
+};
+
+/** A deployment: its status and times, and its log following live until the final status. */
+export function DeploymentPage() {
+  const params = useParams<Params>();
+  const queryClient = useQueryClient();
+  const deployment = useQuery({
+    queryKey: ['deployment', params.deploymentId],
+    queryFn: () =>
+      call(
+        api.GET('/api/projects/{projectId}/services/{serviceId}/deployments/{deploymentId}', {
+          params: { path: params },
+        }),
+      ),
+  });
+  const base = `/api/projects/${params.projectId}/services/${params.serviceId}/deployments/${params.deploymentId}`;
+  const log = useLogStream(`${base}/logs`);
+  useTitle(deployment.data ? `Deployment ${shortHash(deployment.data.commitHash)}` : undefined);
+
+  // Every status change the stream reports: the deployment's times and actions again.
+  useEffect(() => {
+    if (log.status)
+      void queryClient.invalidateQueries({ queryKey: ['deployment', params.deploymentId] });
+  }, [log.status, params.deploymentId, queryClient]);
+
+  if (deployment.isPending) return <p role="status">Loading the deployment…</p>;
+  if (deployment.isError)
+    return <ErrorView error={deployment.error} retry={() => deployment.refetch()} />;
+  const d = deployment.data;
+  const status = log.status ?? d.status;
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link href="/">Projects</Link> / <Link href={`/projects/${params.projectId}`}>Project</Link>{' '}
+        / <Link href={`/projects/${params.projectId}/services/${params.serviceId}`}>Service</Link>
+      </nav>
+      <h1>
+        Deployment <code>{shortHash(d.commitHash)}</code>
+      </h1>
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd aria-live="polite" id="deployment-status">
+          <StatusBadge status={status} />
+        </dd>
+        <dt>Commit</dt>
+        <dd>
+          <code>{d.commitHash}</code> {d.commitMessage}
+        </dd>
+        <dt>Created</dt>
+        <dd>{formatTime(d.createdAt)}</dd>
+        <dt>Deployed</dt>
+        <dd>{formatTime(d.deployedAt)}</dd>
+      </dl>
+      <DeploymentActions
+        path={params}
+        status={status}
+        reachedDeployed={d.deployedAt !== undefined}
+        label={`deployment ${shortHash(d.commitHash)}`}
+      />
+      <section className="panel" aria-labelledby="log-title">
+        <h2 id="log-title">Log</h2>
+        <p role="status" className="hint">
+          {STREAM_STATE[log.state]}
+        </p>
+        <LogView lines={log.lines} label="Deployment log" />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,98 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useParams } from 'wouter';
+import { api, call, type Schemas } from '../api/client';
+import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { SourceFields } from '../components/SourceFields';
+import { fieldErrorsOf, useTitle } from '../lib/forms';
+import { sourceBody, sourceFormOf } from '../lib/service-form';
+import { DeploymentsSection } from './DeploymentsSection';
+import { VariablesSection } from './VariablesSection';
+
+export type ServiceParams = { projectId: string; serviceId: string };
+
+export const serviceQuery = (params: ServiceParams) => ({
+  queryKey: ['service', params.serviceId],
+  queryFn: () =>
+    call(api.GET('/api/projects/{projectId}/services/{serviceId}', { params: { path: params } })),
+});
+
+/** A service: its live URL, deployments, variables and settings. */
+export function ServicePage() {
+  const params = useParams<ServiceParams>();
+  const service = useQuery({ ...serviceQuery(params), refetchInterval: 5_000 });
+  useTitle(service.data?.name);
+  if (service.isPending) return <p role="status">Loading the service…</p>;
+  if (service.isError) return <ErrorView error={service.error} retry={() => service.refetch()} />;
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link href="/">Projects</Link> / <Link href={`/projects/${params.projectId}`}>Project</Link>
+      </nav>
+      <h1>{service.data.name}</h1>
+      <p className="live-url">
+        {service.data.url ? (
+          <>
+            Live at{' '}
+            <a href={service.data.url} target="_blank" rel="noreferrer">
+              {service.data.url}
+            </a>
+          </>
+        ) : (
+          'Not live yet: deploy a commit.'
+        )}
+      </p>
+      <DeploymentsSection params={params} />
+      <VariablesSection params={params} />
+      <ServiceSettings params={params} service={service.data} />
+    </>
+  );
+}
+
+function ServiceSettings({
+  params,
+  service,
+}: {
+  params: ServiceParams;
+  service: Schemas['Service'];
+}) {
+  const queryClient = useQueryClient();
+  const [form, setForm] = useState(() => sourceFormOf(service));
+  const save = useMutation({
+    mutationFn: () =>
+      call(
+        api.PATCH('/api/projects/{projectId}/services/{serviceId}', {
+          params: { path: params },
+          body: sourceBody(form),
+        }),
+      ),
+    onSuccess: (saved) => {
+      queryClient.setQueryData(['service', params.serviceId], saved);
+      void queryClient.invalidateQueries({ queryKey: ['services', params.projectId] });
+    },
+  });
+  const { fields, rest } = fieldErrorsOf(save.error, 'name');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate();
+  };
+  return (
+    <details className="panel">
+      <summary>
+        <h2>Settings</h2>
+      </summary>
+      <form onSubmit={submit} aria-label="Service settings">
+        <SourceFields form={form} errors={fields} onChange={setForm} />
+        <button type="submit" disabled={save.isPending}>
+          Save settings
+        </button>
+        {save.isSuccess && (
+          <span role="status" className="hint">
+            Saved: the next deployment uses these settings.
+          </span>
+        )}
+        <ErrorNotice error={rest} />
+      </form>
+    </details>
+  );
+}

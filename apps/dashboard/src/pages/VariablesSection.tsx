@@ -1,0 +1,164 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api/client';
+import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { Field } from '../components/Field';
+import { fieldErrorsOf } from '../lib/forms';
+import type { ServiceParams } from './ServicePage';
+
+/** A service's variables: plain ones with their values, secret ones never shown after saving. */
+export function VariablesSection({ params }: { params: ServiceParams }) {
+  const variables = useQuery({
+    queryKey: ['variables', params.serviceId],
+    queryFn: () =>
+      call(
+        api.GET('/api/projects/{projectId}/services/{serviceId}/variables', {
+          params: { path: params },
+        }),
+      ),
+  });
+  return (
+    <section className="panel" aria-labelledby="variables-title">
+      <h2 id="variables-title">Variables</h2>
+      {variables.isError && <ErrorView error={variables.error} retry={() => variables.refetch()} />}
+      {variables.isSuccess && variables.data.variables.length === 0 && <p>No variables yet.</p>}
+      <ul className="rows" aria-label="Variables">
+        {variables.data?.variables.map((variable) => (
+          <VariableRow key={variable.name} params={params} variable={variable} />
+        ))}
+      </ul>
+      <VariableForm params={params} />
+    </section>
+  );
+}
+
+function useSaveVariable(params: ServiceParams) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (v: { name: string; value: string; secret: boolean }) =>
+      call(
+        api.PUT('/api/projects/{projectId}/services/{serviceId}/variables/{name}', {
+          params: { path: { ...params, name: v.name } },
+          body: { value: v.value, secret: v.secret },
+        }),
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
+  });
+}
+
+function VariableRow({
+  params,
+  variable,
+}: {
+  params: ServiceParams;
+  variable: Schemas['Variable'];
+}) {
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [value, setValue] = useState('');
+  const [secret, setSecret] = useState(variable.secret);
+  const save = useSaveVariable(params);
+  const remove = useMutation({
+    mutationFn: () =>
+      call(
+        api.DELETE('/api/projects/{projectId}/services/{serviceId}/variables/{name}', {
+          params: { path: { ...params, name: variable.name } },
+        }),
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({ name: variable.name, value, secret }, { onSuccess: () => setEditing(false) });
+  };
+  return (
+    <li className="variable">
+      <code>{variable.name}</code>
+      {variable.secret ? (
+        <span className="badge">secret · hidden</span>
+      ) : (
+        <code className="value">{variable.value}</code>
+      )}
+      <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+        Change <span className="sr-only">{variable.name}</span>
+      </button>
+      <button
+        type="button"
+        className="danger"
+        disabled={remove.isPending}
+        onClick={() => remove.mutate()}
+      >
+        Delete <span className="sr-only">{variable.name}</span>
+      </button>
+      {editing && (
+        <form onSubmit={submit} aria-label={`Change ${variable.name}`} className="inline">
+          <Field
+            label={`New value of ${variable.name}`}
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+          />
+          <SecretToggle checked={secret} onChange={setSecret} />
+          <button type="submit" disabled={save.isPending}>
+            Save {variable.name}
+          </button>
+        </form>
+      )}
+      <ErrorNotice error={save.error ?? remove.error} />
+    </li>
+  );
+}
+
+function SecretToggle({ checked, onChange }: { checked: boolean; onChange: (v: boolean) => void }) {
+  return (
+    <label className="checkbox">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />{' '}
+      Secret (never shown again, masked in logs)
+    </label>
+  );
+}
+
+function VariableForm({ params }: { params: ServiceParams }) {
+  const [name, setName] = useState('');
+  const [value, setValue] = useState('');
+  const [secret, setSecret] = useState(false);
+  const save = useSaveVariable(params);
+  const { fields, rest } = fieldErrorsOf(save.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate(
+      { name, value, secret },
+      {
+        onSuccess: () => {
+          setName('');
+          setValue('');
+          setSecret(false);
+        },
+      },
+    );
+  };
+  // A bad name is a path parameter: the API names the field `name`.
+  return (
+    <form onSubmit={submit} aria-label="Add a variable" className="inline">
+      <Field
+        label="Variable name"
+        required
+        pattern="[A-Z_][A-Z0-9_]*"
+        hint="Upper case, digits and _"
+        value={name}
+        error={fields.name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <Field
+        label="Value"
+        value={value}
+        error={fields.value}
+        onChange={(e) => setValue(e.target.value)}
+      />
+      <SecretToggle checked={secret} onChange={setSecret} />
+      <button type="submit" disabled={save.isPending}>
+        Add variable
+      </button>
+      <ErrorNotice error={rest} />
+    </form>
+  );
+}

@@ -1,0 +1,78 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
+import { api, call, type Schemas } from '../api/client';
+import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { Field } from '../components/Field';
+import { SecretOnce } from '../components/SecretOnce';
+import { fieldErrorsOf } from '../lib/forms';
+
+export const webhooksQuery = (projectId: string) => ({
+  queryKey: ['webhooks', projectId],
+  queryFn: () =>
+    call(api.GET('/api/projects/{projectId}/webhooks', { params: { path: { projectId } } })),
+});
+
+/** A project's webhooks; a new one shows its secret once. */
+export function WebhooksSection({ projectId }: { projectId: string }) {
+  const webhooks = useQuery(webhooksQuery(projectId));
+  return (
+    <section className="panel" aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhooks</h2>
+      {webhooks.isError && <ErrorView error={webhooks.error} retry={() => webhooks.refetch()} />}
+      {webhooks.isSuccess && webhooks.data.webhooks.length === 0 && <p>No webhooks yet.</p>}
+      <ul className="rows" aria-label="Webhooks">
+        {webhooks.data?.webhooks.map((webhook) => (
+          <li key={webhook.id}>
+            <Link href={`/projects/${projectId}/webhooks/${webhook.id}`}>{webhook.url}</Link>
+            <span className="hint">{webhook.enabled ? 'enabled' : 'disabled'}</span>
+          </li>
+        ))}
+      </ul>
+      <CreateWebhook projectId={projectId} />
+    </section>
+  );
+}
+
+function CreateWebhook({ projectId }: { projectId: string }) {
+  const queryClient = useQueryClient();
+  const [url, setUrl] = useState('');
+  const [created, setCreated] = useState<Schemas['WebhookWithSecret'] | null>(null);
+  const create = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/projects/{projectId}/webhooks', {
+          params: { path: { projectId } },
+          body: { url, events: ['deployment.status_changed'] },
+        }),
+      ),
+    onSuccess: (webhook) => {
+      setCreated(webhook);
+      setUrl('');
+      void queryClient.invalidateQueries({ queryKey: ['webhooks', projectId] });
+    },
+  });
+  const { fields, rest } = fieldErrorsOf(create.error, 'url');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  return (
+    <form onSubmit={submit} aria-label="New webhook">
+      <Field
+        label="Webhook URL"
+        type="url"
+        required
+        hint="Receives deployment.status_changed events"
+        value={url}
+        error={fields.url}
+        onChange={(e) => setUrl(e.target.value)}
+      />
+      <button type="submit" disabled={create.isPending}>
+        Create webhook
+      </button>
+      <ErrorNotice error={rest} />
+      {created && <SecretOnce secret={created.secret} />}
+    </form>
+  );
+}

@@ -1,0 +1,32 @@
+/// <reference lib="dom" />
+import type { Page } from 'playwright-core';
+import { uniqueEmail } from '../support/client';
+import { dashboardUrl, seriousViolations } from './browser';
+
+/** Deadlines are wide: a loaded 2-core machine builds and starts apps slowly. */
+export const UI_TIMEOUT = 30_000;
+export const DEPLOY_TIMEOUT = 240_000;
+
+/** Signs a new person in through the development identity provider's form on /sign-in. */
+export async function signIn(page: Page, next?: string): Promise<string> {
+  const email = uniqueEmail();
+  if (!page.url().includes('/sign-in')) {
+    await page.goto(dashboardUrl(`/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`));
+  }
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Name').fill('Dashboard Person');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/sign-in'), { timeout: UI_TIMEOUT });
+  return email;
+}
+
+/** The page has rendered its heading; axe finds no serious or critical violation on it. */
+export async function expectAccessible(page: Page, heading: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: UI_TIMEOUT });
+  expect(await seriousViolations(page)).toEqual([]);
+}
+
+/** Waits until the deployment page shows `status` (the badge beside "Status"). */
+export async function waitForStatus(page: Page, status: string, timeout = DEPLOY_TIMEOUT) {
+  await page.locator('#deployment-status').getByText(status, { exact: true }).waitFor({ timeout });
+}
