@@ -8,7 +8,7 @@ import { Field } from '../components/Field';
 import { FINAL_STATUSES, StatusBadge, isFinal, type DeploymentStatus } from '../components/Status';
 import { formatTime, shortHash } from '../lib/format';
 import { fieldErrorsOf } from '../lib/forms';
-import type { ServiceParams } from './ServicePage';
+import type { ServiceParams } from './service-params';
 
 const ALL: DeploymentStatus[] = ['BUILDING', 'DEPLOYING', ...FINAL_STATUSES];
 

@@ -8,8 +8,7 @@ import { fieldErrorsOf, useTitle } from '../lib/forms';
 import { sourceBody, sourceFormOf } from '../lib/service-form';
 import { DeploymentsSection } from './DeploymentsSection';
 import { VariablesSection } from './VariablesSection';
-
-export type ServiceParams = { projectId: string; serviceId: string };
+import type { ServiceParams } from './service-params';
 
 export const serviceQuery = (params: ServiceParams) => ({
   queryKey: ['service', params.serviceId],

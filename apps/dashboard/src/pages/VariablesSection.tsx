@@ -4,7 +4,7 @@ import { api, call, type Schemas } from '../api/client';
 import { ErrorNotice, ErrorView } from '../components/ErrorView';
 import { Field } from '../components/Field';
 import { fieldErrorsOf } from '../lib/forms';
-import type { ServiceParams } from './ServicePage';
+import type { ServiceParams } from './service-params';
 
 /** A service's variables: plain ones with their values, secret ones never shown after saving. */
 export function VariablesSection({ params }: { params: ServiceParams }) {

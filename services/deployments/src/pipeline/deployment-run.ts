@@ -4,7 +4,7 @@ import type { DeploymentsRepository, Deployment } from '../deployments/deploymen
 import type { DeploymentStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
 import type { Lease, LeaseState, Leases } from './leases';
-import type { PipelineWorkerOptions } from './pipeline.worker';
+import type { PipelineWorkerOptions } from './pipeline.options';
 import type { ReleaseLog, StepOutcome } from './steps';
 
 /** Lost attempts (workers that vanished) after which a deployment is FAILED. */

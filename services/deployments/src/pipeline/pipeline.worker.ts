@@ -1,35 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger, OutboxWriter } from '@platform/shared';
-import type { AccountLimitSettings } from '../deployments/account-limits';
 import { DeploymentsRepository } from '../deployments/deployments.repository';
-import type { Models } from '../models';
 import { Claiming } from './claiming';
 import { DeploymentRun, type RunContext } from './deployment-run';
 import { Leases, type Claim } from './leases';
-import type { DeploymentSteps } from './steps';
+import type { PipelineWorkerOptions } from './pipeline.options';
 
-export interface PipelineWorkerOptions {
-  models: Models;
-  logger: Logger;
-  /** Told about every status change recorded (the outbox relay). */
-  outbox: OutboxWriter;
-  /** What BUILDING and DEPLOYING do (steps.ts). */
-  steps: DeploymentSteps;
-  logLimitBytes: number;
-  /** LOG_LINE_MAX_BYTES: longer lines of a step's output are cut. */
-  logLineMaxBytes: number;
-  concurrency: number;
-  /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS: what one account may run at once. */
-  accountLimits: AccountLimitSettings;
-  /** A claim not renewed for this long is taken over by another worker. */
-  leaseMs: number;
-  /** How often the lease is renewed, new output written and a cancel noticed. */
-  heartbeatMs: number;
-  /** How often to look for work when nobody called wake(). */
-  pollIntervalMs: number;
-}
+export type { PipelineWorkerOptions } from './pipeline.options';
 
 /**
  * Runs deployments in this process: claims BUILDING/DEPLOYING ones with a lease, runs the
