@@ -6,6 +6,7 @@ export * from './kafka';
 export * from './events';
 export * from './outbox';
 export * from './pagination';
+export * from './openapi';
 export * from './storage';
 export * from './lifecycle';
 export * from './boot';
