@@ -12,16 +12,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createAppRepository, FIXTURE_APP, freePort } from '@platform/shared/testing';
+import { FIXTURE_APP, freePort } from '@platform/shared/testing';
 import { answering } from './lib/app';
-import { clientWithFixtureService } from './lib/client';
+import { waitForServiceUrl } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
-import { main, startStack } from './lib/stack';
+import { startFixtureStack } from './lib/fixture-stack';
+import { main } from './lib/stack';
 import { distribution } from './lib/stats';
-import { resetStack } from './lib/stores';
-import { setTimeout as delay } from 'node:timers/promises';
 
 const run = promisify(execFile);
 const DEPLOYS = intEnv('BENCH_DEPLOYS', 20);
@@ -53,15 +52,8 @@ async function byHand(repositoryUrl: string, commitHash: string, revision: strin
 }
 
 main('deploy-latency', 900, async () => {
-  const repository = await createAppRepository();
-  const stack = await startStack({ reset: resetStack, env: { SOURCE_ALLOW_LOCAL: 'true' } });
+  const { repository, servicePath, close, ...owner } = await startFixtureStack('deploy-latency');
   try {
-    const { servicePath, ...owner } = await clientWithFixtureService(
-      stack.gateway,
-      'deploy-latency',
-      repository.url,
-    );
-
     const platform: number[] = [];
     const manual: number[] = [];
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
@@ -70,7 +62,7 @@ main('deploy-latency', 900, async () => {
       const created = await owner.client.expect(201, 'POST', `${servicePath}/deployments`, {
         commitHash: commit.hash,
       });
-      const url = await waitForUrl(owner.client, servicePath);
+      const url = await waitForServiceUrl(owner.client, servicePath, POLL_MS);
       await answering(url, commit.revision, Date.now() + 60_000);
       const elapsed = performance.now() - started;
       const deployment = await owner.client.expect(
@@ -109,20 +101,6 @@ main('deploy-latency', 900, async () => {
       ],
     });
   } finally {
-    await repository.close();
+    await close();
   }
 });
-
-/** The service's `url`, once projects has learned it from the first DEPLOYED event. */
-async function waitForUrl(
-  client: Awaited<ReturnType<typeof clientWithFixtureService>>['client'],
-  servicePath: string,
-): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const service = await client.expect(200, 'GET', servicePath);
-    if (service.url) return service.url as string;
-    if (Date.now() > deadline) throw new Error('the service never got its url');
-    await delay(POLL_MS);
-  }
-}

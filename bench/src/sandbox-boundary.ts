@@ -7,16 +7,15 @@
  * answering with the new commit over BENCH_DEPLOYS (default 15) deploys after BENCH_WARMUP (3),
  * and BENCH_REQUESTS (default 2,000) sequential GETs of the app, each timed.
  */
-import { createAppRepository, getApp } from '@platform/shared/testing';
+import { getApp } from '@platform/shared/testing';
 import { answering } from './lib/app';
-import { clientWithFixtureService } from './lib/client';
+import { waitForServiceUrl } from './lib/client';
+import { startFixtureStack } from './lib/fixture-stack';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
 import { writeResults } from './lib/results';
-import { main, startStack } from './lib/stack';
+import { main } from './lib/stack';
 import { distribution, type Distribution } from './lib/stats';
-import { resetStack } from './lib/stores';
-import { setTimeout as delay } from 'node:timers/promises';
 
 const DEPLOYS = intEnv('BENCH_DEPLOYS', 15);
 const WARMUP = intEnv('BENCH_WARMUP', 3);
@@ -29,17 +28,11 @@ const MODES = {
 } as const;
 
 async function measure(env: Record<string, string>) {
-  const repository = await createAppRepository();
-  const stack = await startStack({
-    reset: resetStack,
-    env: { SOURCE_ALLOW_LOCAL: 'true', ...env },
-  });
+  const { repository, servicePath, close, ...owner } = await startFixtureStack(
+    'sandbox-boundary',
+    env,
+  );
   try {
-    const { servicePath, ...owner } = await clientWithFixtureService(
-      stack.gateway,
-      'sandbox-boundary',
-      repository.url,
-    );
     const deploys: number[] = [];
     let url = '';
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
@@ -48,10 +41,7 @@ async function measure(env: Record<string, string>) {
       await owner.client.expect(201, 'POST', `${servicePath}/deployments`, {
         commitHash: commit.hash,
       });
-      while (!url) {
-        url = ((await owner.client.expect(200, 'GET', servicePath)).url as string | null) ?? '';
-        if (!url) await delay(POLL_MS);
-      }
+      if (!url) url = await waitForServiceUrl(owner.client, servicePath, POLL_MS);
       await answering(url, commit.revision, Date.now() + 60_000);
       if (i >= WARMUP) deploys.push(performance.now() - started);
     }
@@ -64,8 +54,7 @@ async function measure(env: Record<string, string>) {
     }
     return { deployMs: distribution(deploys), requestMs: distribution(requests) };
   } finally {
-    await stack.stop();
-    await repository.close();
+    await close();
   }
 }
 

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { connectMongo } from '@platform/shared';
 import { testInfraUrls, testLogger, useRunning, waitFor } from '@platform/shared/testing';
-import { WebClient, waitForDeployment } from './support/client';
+import { useSignedIn, waitForDeployment } from './support/client';
 
 /**
  * Ids are lower-case hexadecimal wherever they appear; a path id in another case names the same
@@ -10,7 +10,7 @@ import { WebClient, waitForDeployment } from './support/client';
  * and deleted under the lower-case one.
  */
 describe('ids in another letter case, end to end', () => {
-  const client = new WebClient();
+  const client = useSignedIn('Case');
   // The services' own databases in the e2e stack (scripts/start.sh: <stack>_<service>).
   const databases = useRunning(async () => {
     const connection = await connectMongo({
@@ -23,10 +23,6 @@ describe('ids in another letter case, end to end', () => {
   const webhooksDb = () => databases().connection;
   const deploymentsDb = () => databases().connection.useDb('e2e_deployments');
   const upper = (path: string) => path.replace(/[0-9a-f]{24}/g, (id) => id.toUpperCase());
-
-  beforeAll(async () => {
-    await client.signIn(undefined, 'Case');
-  });
 
   async function projectWithService() {
     const project = await client.post('/api/projects', { name: `Case ${Date.now()}` });

@@ -1,11 +1,5 @@
-import {
-  createAppRepository,
-  FIXTURE_APP,
-  openEventStream,
-  useRunning,
-  waitFor,
-} from '@platform/shared/testing';
-import { WebClient, baseUrl } from './support/client';
+import { FIXTURE_APP, openEventStream, useAppRepository, waitFor } from '@platform/shared/testing';
+import { baseUrl, useSignedIn } from './support/client';
 
 /**
  * Following a deployment through the gateway (contracts.md "Following a deployment"): the
@@ -13,12 +7,8 @@ import { WebClient, baseUrl } from './support/client';
  * the stream ends after the final status.
  */
 describe('live logs, end to end through the gateway', () => {
-  const client = new WebClient();
-  const repository = useRunning(createAppRepository);
-
-  beforeAll(async () => {
-    await client.signIn(undefined, 'Follower');
-  });
+  const client = useSignedIn('Follower');
+  const repository = useAppRepository();
 
   it('streams a build’s lines while it runs, in order, and ends after DEPLOYED', async () => {
     const commit = await repository().commit();

@@ -1,11 +1,11 @@
 import {
-  createAppRepository,
   errorBody,
   FIXTURE_APP,
+  useAppRepository,
   useRunning,
   waitFor,
 } from '@platform/shared/testing';
-import { WebClient, getApp, waitForDeployment } from './support/client';
+import { WebClient, getApp, useSignedIn, waitForDeployment } from './support/client';
 import { startReceiver, verifyStandardWebhook } from './support/receiver';
 
 /**
@@ -13,16 +13,11 @@ import { startReceiver, verifyStandardWebhook } from './support/receiver';
  * subscribe a webhook, deploy, read logs, receive signed webhooks, cancel, delete, sign out.
  */
 describe('the platform, end to end through the gateway', () => {
-  const alice = new WebClient();
-  const mallory = new WebClient();
+  const alice = useSignedIn('Alice');
+  const mallory = useSignedIn('Mallory');
   const receiver = useRunning(startReceiver);
   // The tenants' code: the fixture web app in a git repository on this machine (file://).
-  const repository = useRunning(createAppRepository);
-
-  beforeAll(async () => {
-    await alice.signIn(undefined, 'Alice');
-    await mallory.signIn(undefined, 'Mallory');
-  });
+  const repository = useAppRepository();
 
   it('answers 401 UNAUTHORIZED saying login is required, without a session', async () => {
     const res = await new WebClient().get('/api/projects');

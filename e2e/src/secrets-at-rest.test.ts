@@ -1,13 +1,13 @@
 import { connectMongo } from '@platform/shared';
 import {
-  createAppRepository,
   FIXTURE_APP,
   testInfraUrls,
   testLogger,
+  useAppRepository,
   useRunning,
   waitFor,
 } from '@platform/shared/testing';
-import { WebClient, waitForDeployment } from './support/client';
+import { useSignedIn, waitForDeployment } from './support/client';
 import { startReceiver } from './support/receiver';
 
 /** The e2e stack's databases (scripts/start.sh: <stack>_<service>). */
@@ -20,8 +20,8 @@ const DATABASES = ['e2e_auth', 'e2e_projects', 'e2e_deployments', 'e2e_webhooks'
  * database is read and none holds either value.
  */
 describe('secrets at rest, end to end', () => {
-  const client = new WebClient();
-  const repository = useRunning(createAppRepository);
+  const client = useSignedIn('Secrets');
+  const repository = useAppRepository();
   const receiver = useRunning(startReceiver);
   const mongo = useRunning(async () => {
     const connection = await connectMongo({
@@ -30,10 +30,6 @@ describe('secrets at rest, end to end', () => {
       logger: testLogger(),
     });
     return { connection, close: () => connection.close() };
-  });
-
-  beforeAll(async () => {
-    await client.signIn(undefined, 'Secrets');
   });
 
   /** Every document of every collection of the platform's databases, as JSON. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { FIXTURE_APP, GatewayClient } from '@platform/shared/testing';
 
 /**
@@ -33,6 +34,21 @@ export async function clientWithFixtureService(
     ...FIXTURE_APP,
   });
   return { ...owner, servicePath };
+}
+
+/** The service's `url`, once projects has learned it from the first DEPLOYED event (in 60 s). */
+export async function waitForServiceUrl(
+  client: GatewayClient,
+  servicePath: string,
+  pollMs: number,
+): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const service = await client.expect(200, 'GET', servicePath);
+    if (service.url) return service.url as string;
+    if (Date.now() > deadline) throw new Error('the service never got its url');
+    await delay(pollMs);
+  }
 }
 
 export const uniqueEmail = (label: string) =>

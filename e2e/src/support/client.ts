@@ -20,6 +20,15 @@ export class WebClient extends GatewayClient {
   }
 }
 
+/** A client of this describe block, signed in as a new person called `name` before its tests. */
+export function useSignedIn(name: string): WebClient {
+  const client = new WebClient();
+  beforeAll(async () => {
+    await client.signIn(undefined, name);
+  });
+  return client;
+}
+
 export const uniqueEmail = () =>
   `e2e-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}@example.test`;
 

@@ -8,6 +8,7 @@ export * from './processed-events';
 export * from './events';
 export * from './outbox';
 export * from './pagination';
+export * from './openapi';
 export * from './storage';
 export * from './lifecycle';
 export * from './boot';

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { DEPLOYMENT_STATUSES } from '@platform/shared';
+import { DEPLOYMENT_STATUSES, jsonContent, readOperation } from '@platform/shared';
 import { WAIT_REASONS } from './deployments/deployments.model';
 import {
   deploymentListQuery,
@@ -14,7 +14,6 @@ import {
 } from './deployments/deployments.schemas';
 
 const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
 
 /**
  * The deployments service's part of the public API document (tools/openapi assembles it), with
@@ -108,7 +107,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
   const created = (description: string) => ({
     201: {
       description,
-      ...json(triggered),
+      ...jsonContent(triggered),
       links: Object.fromEntries(
         next.map((operationId) => [
           operationId,
@@ -127,17 +126,15 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
   });
 
   const paths: RouteConfig[] = [
-    {
-      method: 'get',
+    readOperation({
       path: DEPLOYMENTS,
       summary: "List a service's deployments",
-      tags: ['Deployments'],
+      tag: 'Deployments',
       operationId: 'listDeployments',
-      request: { params: serviceParams, query: deploymentListQuery },
-      responses: {
-        200: { description: 'Newest first; without `limit` the newest 20.', ...json(list) },
-      },
-    },
+      params: serviceParams,
+      query: deploymentListQuery,
+      answer: ['Newest first; without `limit` the newest 20.', list],
+    }),
     {
       method: 'post',
       path: DEPLOYMENTS,
@@ -151,24 +148,24 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
         headers: idempotencyHeaders,
         body: {
           required: true,
-          ...json(triggerBody.openapi('TriggerDeployment')),
+          ...jsonContent(triggerBody.openapi('TriggerDeployment')),
         },
       },
       responses: created(
         "The new deployment, BUILDING. The pipeline then fetches the commit and runs the service's buildCommand, then its startCommand until the health check answers: BUILDING → DEPLOYING → DEPLOYED, or FAILED (the log says why) or CANCELLED.",
       ),
     },
-    {
-      method: 'get',
+    readOperation({
       path: DEPLOYMENT,
       summary: 'Get a deployment with its logs',
-      tags: ['Deployments'],
+      tag: 'Deployments',
       operationId: 'getDeployment',
       description:
         "With `wait=N`, the answer comes as soon as the deployment is final (DEPLOYED, FAILED or CANCELLED), or after N seconds with its state then: a client (a CI job) waits for a deploy without polling. A deployment held back by its account's limits carries `waiting`, saying which.",
-      request: { params: deploymentParams, query: deploymentQuery },
-      responses: { 200: { description: 'The deployment', ...json(deployment) } },
-    },
+      params: deploymentParams,
+      query: deploymentQuery,
+      answer: ['The deployment', deployment],
+    }),
     {
       method: 'get',
       path: `${DEPLOYMENT}/logs`,
@@ -202,7 +199,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       responses: {
         200: {
           description: 'The deployment, CANCELLED; a running step is stopped.',
-          ...json(deployment),
+          ...jsonContent(deployment),
         },
         409: ref('Conflict'),
       },

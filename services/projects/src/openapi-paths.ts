@@ -1,13 +1,12 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { listQuery } from '@platform/shared';
+import { jsonContent, listQuery, readOperation } from '@platform/shared';
 import type { ProjectsApiSchemas } from './openapi-schemas';
 import { createProjectBody, updateProjectBody } from './projects/projects.schemas';
 import { putVariableBody } from './variables/variables.schemas';
 
 const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
-const body = (schema: z.ZodTypeAny) => ({ required: true, ...json(schema) });
+const body = (schema: z.ZodTypeAny) => ({ required: true, ...jsonContent(schema) });
 /** OpenAPI links: what a client can do next with the ids an answer gives (operationId: params). */
 const links = (operations: Record<string, Record<string, string>>) => ({
   links: Object.fromEntries(
@@ -25,17 +24,14 @@ const linksTo = (operationIds: string[], parameters: Record<string, string>) =>
 /** The projects service's operations: projects, services and variables. */
 export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
   return [
-    {
-      method: 'get',
+    readOperation({
       path: '/api/projects',
       summary: "List the account's projects",
-      tags: ['Projects'],
+      tag: 'Projects',
       operationId: 'listProjects',
-      request: { query: listQuery },
-      responses: {
-        200: { description: 'Newest first (createdAt desc, then id).', ...json(s.projectList) },
-      },
-    },
+      query: listQuery,
+      answer: ['Newest first (createdAt desc, then id).', s.projectList],
+    }),
     {
       method: 'post',
       path: '/api/projects',
@@ -48,7 +44,7 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
       responses: {
         201: {
           description: 'The project',
-          ...json(s.project),
+          ...jsonContent(s.project),
           ...linksTo(
             [
               'getProject',
@@ -65,16 +61,15 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
         409: ref('Conflict'),
       },
     },
-    {
-      method: 'get',
+    readOperation({
       path: '/api/projects/{projectId}',
       summary: 'Get a project',
-      tags: ['Projects'],
+      tag: 'Projects',
       operationId: 'getProject',
       description: "Unknown, malformed, deleted or another account's id: 404 NOT_FOUND.",
-      request: { params: s.projectParams },
-      responses: { 200: { description: 'The project', ...json(s.project) } },
-    },
+      params: s.projectParams,
+      answer: ['The project', s.project],
+    }),
     {
       method: 'patch',
       path: '/api/projects/{projectId}',
@@ -91,7 +86,7 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
         ),
       },
       responses: {
-        200: { description: 'The whole updated project', ...json(s.project) },
+        200: { description: 'The whole updated project', ...jsonContent(s.project) },
         409: ref('Conflict'),
       },
     },
@@ -109,15 +104,15 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
         },
       },
     },
-    {
-      method: 'get',
+    readOperation({
       path: '/api/projects/{projectId}/services',
       summary: "List a project's services",
-      tags: ['Services'],
+      tag: 'Services',
       operationId: 'listServices',
-      request: { params: s.projectParams, query: listQuery },
-      responses: { 200: { description: 'Newest first', ...json(s.serviceList) } },
-    },
+      params: s.projectParams,
+      query: listQuery,
+      answer: ['Newest first', s.serviceList],
+    }),
     {
       method: 'post',
       path: '/api/projects/{projectId}/services',
@@ -138,7 +133,7 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
       responses: {
         201: {
           description: 'The service',
-          ...json(s.service),
+          ...jsonContent(s.service),
           ...linksTo(
             [
               'getService',
@@ -154,15 +149,14 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
         409: ref('Conflict'),
       },
     },
-    {
-      method: 'get',
+    readOperation({
       path: '/api/projects/{projectId}/services/{serviceId}',
       summary: 'Get a service',
-      tags: ['Services'],
+      tag: 'Services',
       operationId: 'getService',
-      request: { params: s.serviceParams },
-      responses: { 200: { description: 'The service', ...json(s.service) } },
-    },
+      params: s.serviceParams,
+      answer: ['The service', s.service],
+    }),
     {
       method: 'patch',
       path: '/api/projects/{projectId}/services/{serviceId}',
@@ -179,7 +173,10 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
           }),
         ),
       },
-      responses: { 200: { description: 'The service', ...json(s.service) }, 409: ref('Conflict') },
+      responses: {
+        200: { description: 'The service', ...jsonContent(s.service) },
+        409: ref('Conflict'),
+      },
     },
     {
       method: 'delete',
@@ -190,16 +187,15 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
       request: { params: s.serviceParams },
       responses: { 204: { description: 'Deleted (a `service.deleted` event).' } },
     },
-    {
-      method: 'get',
+    readOperation({
       path: '/api/projects/{projectId}/services/{serviceId}/variables',
       summary: "List a service's variables",
-      tags: ['Services'],
+      tag: 'Services',
       operationId: 'listVariables',
       description: 'Sorted by name. Secret variables come without their value.',
-      request: { params: s.serviceParams },
-      responses: { 200: { description: 'The variables', ...json(s.variableList) } },
-    },
+      params: s.serviceParams,
+      answer: ['The variables', s.variableList],
+    }),
     {
       method: 'put',
       path: '/api/projects/{projectId}/services/{serviceId}/variables/{name}',
@@ -213,10 +209,10 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
         body: body(putVariableBody.openapi('PutVariable')),
       },
       responses: {
-        200: { description: 'The variable, replaced', ...json(s.variable) },
+        200: { description: 'The variable, replaced', ...jsonContent(s.variable) },
         201: {
           description: 'The variable, new',
-          ...json(s.variable),
+          ...jsonContent(s.variable),
           ...links({
             deleteVariable: {
               projectId: '$request.path.projectId',

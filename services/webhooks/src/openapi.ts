@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { listQuery, listResponseSchema } from '@platform/shared';
+import { jsonContent, listQuery, listResponseSchema, readOperation } from '@platform/shared';
 import { DELIVERY_STATUSES } from './deliveries/deliveries.model';
 import { deliveryDetail, deliverySummary, noInputBody } from './deliveries/deliveries.schemas';
 import { WEBHOOK_EVENT_TYPES } from './webhooks/webhooks.model';
@@ -11,7 +11,6 @@ const URL_PATTERN =
   '^https?://[a-z][a-z0-9]*(\\.[a-z][a-z0-9]*)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)+$';
 
 const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: z.ZodTypeAny) => ({ content: { 'application/json': { schema } } });
 
 /**
  * The webhooks service's part of the public API document (tools/openapi assembles it): webhooks
@@ -119,18 +118,18 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
   const WEBHOOK = `${WEBHOOKS}/{webhookId}`;
   const DELIVERY = `${WEBHOOK}/deliveries/{deliveryId}`;
   // The actions take no input: no body, or `{}`.
-  const noInput = { required: false, ...json(noInputBody.unwrap()) };
+  const noInput = { required: false, ...jsonContent(noInputBody.unwrap()) };
 
   const paths: RouteConfig[] = [
-    {
-      method: 'get',
+    readOperation({
       path: WEBHOOKS,
       summary: "List a project's webhooks",
-      tags: ['Webhooks'],
+      tag: 'Webhooks',
       operationId: 'listWebhooks',
-      request: { params: projectParams, query: listQuery },
-      responses: { 200: { description: 'Without secrets', ...json(webhookList) } },
-    },
+      params: projectParams,
+      query: listQuery,
+      answer: ['Without secrets', webhookList],
+    }),
     {
       method: 'post',
       path: WEBHOOKS,
@@ -141,12 +140,12 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         'A project has at most 20 webhooks (409 beyond, however many creates race). The secret is stored encrypted (AES-256-GCM). URLs are stored normalised (e.g. IPv4 written in decimal or hex becomes dotted). `events` defaults to `["deployment.status_changed"]`.',
       request: {
         params: projectParams,
-        body: { required: true, ...json(createBody.openapi('CreateWebhook')) },
+        body: { required: true, ...jsonContent(createBody.openapi('CreateWebhook')) },
       },
       responses: {
         201: {
           description: 'The webhook with its secret, shown only here.',
-          ...json(webhookWithSecret),
+          ...jsonContent(webhookWithSecret),
           // OpenAPI links: what a client can do next with the new webhook.
           links: Object.fromEntries(
             ['getWebhook', 'updateWebhook', 'deleteWebhook', 'testWebhook', 'listDeliveries'].map(
@@ -166,15 +165,14 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         409: ref('Conflict'),
       },
     },
-    {
-      method: 'get',
+    readOperation({
       path: WEBHOOK,
       summary: 'Get a webhook',
-      tags: ['Webhooks'],
+      tag: 'Webhooks',
       operationId: 'getWebhook',
-      request: { params: webhookParams },
-      responses: { 200: { description: 'Without its secret', ...json(webhook) } },
-    },
+      params: webhookParams,
+      answer: ['Without its secret', webhook],
+    }),
     {
       method: 'patch',
       path: WEBHOOK,
@@ -187,13 +185,13 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         params: webhookParams,
         body: {
           required: true,
-          ...json(updateBody.openapi('UpdateWebhook', { minProperties: 1 })),
+          ...jsonContent(updateBody.openapi('UpdateWebhook', { minProperties: 1 })),
         },
       },
       responses: {
         200: {
           description: 'The webhook; with a new `secret` only when rotated.',
-          ...json(z.union([webhook, webhookWithSecret])),
+          ...jsonContent(z.union([webhook, webhookWithSecret])),
         },
         409: ref('Conflict'),
       },
@@ -230,7 +228,7 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
       responses: {
         200: {
           description: 'Newest first; without `limit` the newest 20.',
-          ...json(deliveryList),
+          ...jsonContent(deliveryList),
           links: Object.fromEntries(
             ['getDelivery', 'redeliver'].map((operationId) => [
               operationId,
@@ -247,15 +245,14 @@ export function registerWebhooksApi(registry: OpenAPIRegistry): void {
         },
       },
     },
-    {
-      method: 'get',
+    readOperation({
       path: DELIVERY,
       summary: 'One delivery with its attempts',
-      tags: ['Webhooks'],
+      tag: 'Webhooks',
       operationId: 'getDelivery',
-      request: { params: deliveryParams },
-      responses: { 200: { description: 'The delivery', ...json(detail) } },
-    },
+      params: deliveryParams,
+      answer: ['The delivery', detail],
+    }),
     {
       method: 'post',
       path: `${DELIVERY}/redeliver`,

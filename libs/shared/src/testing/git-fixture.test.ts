@@ -4,8 +4,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createAppRepository, FIXTURE_APP, type AppAnswer, type AppBuildInfo } from './git-fixture';
-import { freePort, useRunning } from './helpers';
+import {
+  createAppRepository,
+  FIXTURE_APP,
+  useAppRepository,
+  type AppAnswer,
+  type AppBuildInfo,
+} from './git-fixture';
+import { freePort } from './helpers';
 import { waitForOutput } from './processes';
 
 const run = promisify(execFile);
@@ -62,7 +68,7 @@ async function startApp(cwd: string, env: Record<string, string> = {}) {
 }
 
 describe('the git fixture', () => {
-  const repository = useRunning(() => createAppRepository());
+  const repository = useAppRepository();
 
   it('makes a bare repository at a file:// URL whose branch advances with each commit', async () => {
     const repo = repository();

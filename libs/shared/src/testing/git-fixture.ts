@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { useRunning } from './helpers';
 
 /** How the fixture app is built, started and checked (the service settings a test gives it). */
 export const FIXTURE_APP = Object.freeze({
@@ -404,3 +405,9 @@ async function serveOverHttp(bare: string, env: Record<string, string>) {
       }),
   };
 }
+
+/**
+ * The fixture app's repository (`createAppRepository`) for the tests of the enclosing `describe`
+ * block, or of the file: made before them, removed after. Returns a getter, as `useRunning` does.
+ */
+export const useAppRepository = () => useRunning(() => createAppRepository());

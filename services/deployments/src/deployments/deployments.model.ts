@@ -1,5 +1,6 @@
 import { Schema, type Types } from 'mongoose';
 import { DEPLOYMENT_STATUSES, defineModel, outboxFields, type OutboxEntry } from '@platform/shared';
+import { ownerFields, type OwnerFields } from '../owner-fields';
 import type { DeploymentStatus } from './status';
 
 /** The account limits a deployment still to build can wait for (account-limits.ts). */
@@ -13,11 +14,8 @@ export type WaitReason = (typeof WAIT_REASONS)[number];
  * wins. Its output lives in a document of its own (`deployment_logs`), so lists read small
  * documents and the log can grow without rewriting the deployment.
  */
-export interface DeploymentDoc {
+export interface DeploymentDoc extends OwnerFields {
   _id: Types.ObjectId;
-  accountId: string;
-  projectId: string;
-  serviceId: string;
   commitHash: string;
   commitMessage: string;
   status: DeploymentStatus;
@@ -43,13 +41,6 @@ export interface DeploymentDoc {
 
 /** `leaseUntil` of a deployment nobody holds. */
 export const NO_LEASE = new Date(0);
-
-/** Whose a document is, in both collections: what reads filter on and deletions remove by. */
-const ownerFields = {
-  accountId: { type: String, required: true },
-  projectId: { type: String, required: true },
-  serviceId: { type: String, required: true },
-};
 
 const deploymentSchema = new Schema<DeploymentDoc>(
   {
@@ -99,11 +90,8 @@ export const deploymentModel = defineModel<DeploymentDoc>(
  * before it (log-store.ts), so no write and no crash between writes can leave a gap. A follower
  * reads only the chunks past the last line it has; the oldest chunks go beyond LOG_LIMIT_BYTES.
  */
-export interface DeploymentLogsDoc {
+export interface DeploymentLogsDoc extends OwnerFields {
   _id: string;
-  accountId: string;
-  projectId: string;
-  serviceId: string;
   /** The claim (the deployment's `attempts`) that wrote last; an earlier one may not write. */
   attempt: number;
   /** A deployed app's release, and how much of its log is in (LiveLogs goes on from there). */
@@ -146,12 +134,9 @@ export const deploymentLogsModel = defineModel<DeploymentLogsDoc>(
  * One write of a deployment's log: whole lines, `firstLine` … `lastLine`, numbered after the
  * chunk `seq - 1` (its `lastLine` and `totalBytes`).
  */
-export interface LogChunkDoc {
+export interface LogChunkDoc extends OwnerFields {
   _id: Types.ObjectId;
   deploymentId: string;
-  accountId: string;
-  projectId: string;
-  serviceId: string;
   seq: number;
   firstLine: number;
   lastLine: number;

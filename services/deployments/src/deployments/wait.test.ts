@@ -14,6 +14,13 @@ async function getWith(service: OwnedService, id: string, query: string) {
   return { ...res, tookMs: Date.now() - started };
 }
 
+/** It answered 200 with the deployment `id` in `status`, and no request is left waiting. */
+function expectAnswered(res: { status: number; body: unknown }, id: string, status: string) {
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ id, status });
+  expect(h.statusWatch.size).toBe(0);
+}
+
 describe('GET …/deployments/:id?wait=N', () => {
   it('answers once the deployment is final, woken by its status event, not before', async () => {
     const { service, id } = await h.newDeployment();
@@ -33,10 +40,8 @@ describe('GET …/deployments/:id?wait=N', () => {
     const res = await waiting;
 
     expect(cancelled.status).toBe(200);
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id, status: 'CANCELLED' });
+    expectAnswered(res, id, 'CANCELLED');
     expect(res.tookMs).toBeLessThan(30_000);
-    expect(h.statusWatch.size).toBe(0);
   });
 
   it('answers the state it has when the time is up', async () => {
@@ -44,10 +49,8 @@ describe('GET …/deployments/:id?wait=N', () => {
 
     const res = await getWith(service, id, '?wait=1');
 
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id, status: 'BUILDING' });
+    expectAnswered(res, id, 'BUILDING');
     expect(res.tookMs).toBeGreaterThanOrEqual(1_000);
-    expect(h.statusWatch.size).toBe(0);
   });
 
   it('answers a final deployment at once, without waiting', async () => {
@@ -56,7 +59,7 @@ describe('GET …/deployments/:id?wait=N', () => {
 
     const res = await getWith(service, id, '?wait=300');
 
-    expect(res.body).toMatchObject({ id, status: 'CANCELLED' });
+    expectAnswered(res, id, 'CANCELLED');
     expect(res.tookMs).toBeLessThan(5_000);
   });
 

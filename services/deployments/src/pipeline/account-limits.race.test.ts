@@ -62,8 +62,21 @@ async function race(limits: { maxBuilds: number; maxApps: number }) {
   return { raced: raced.filter(Boolean).length, after };
 }
 
-/** The round's deployments out of the way of the next round (final: nothing left to claim). */
-async function endRound(accountId: string) {
+/**
+ * The race filled exactly `places` of the account's build places, all still held; then the
+ * round's deployments go out of the way of the next round (final: nothing left to claim).
+ */
+async function expectPlacesFilled(
+  round: number,
+  accountId: string,
+  { raced, after }: { raced: number; after: number },
+  places: number,
+) {
+  expect({ round, claimed: raced + after, held: await heldBuilds(accountId) }).toEqual({
+    round,
+    claimed: places,
+    held: places,
+  });
   await h.models.deployments.updateMany(
     { accountId, status: 'BUILDING' },
     { $set: { status: 'CANCELLED', leaseOwner: null, leaseUntil: new Date(0) } },
@@ -75,14 +88,9 @@ describe('racing replicas and the per-account limits', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const accountId = await waitingDeployments(WAITING);
 
-      const { raced, after } = await race({ maxBuilds: 2, maxApps: 100 });
+      const claims = await race({ maxBuilds: 2, maxApps: 100 });
 
-      expect({ round, claimed: raced + after, held: await heldBuilds(accountId) }).toEqual({
-        round,
-        claimed: 2,
-        held: 2,
-      });
-      await endRound(accountId);
+      await expectPlacesFilled(round, accountId, claims, 2);
     }
   });
 
@@ -121,17 +129,9 @@ describe('racing replicas and the per-account limits', () => {
         );
       };
 
-      const [{ raced, after }] = await Promise.all([
-        race({ maxBuilds: 1, maxApps: 100 }),
-        finish(),
-      ]);
+      const [claims] = await Promise.all([race({ maxBuilds: 1, maxApps: 100 }), finish()]);
 
-      expect({ round, claimed: raced + after, held: await heldBuilds(accountId) }).toEqual({
-        round,
-        claimed: 1,
-        held: 1,
-      });
-      await endRound(accountId);
+      await expectPlacesFilled(round, accountId, claims, 1);
     }
   });
 
@@ -146,14 +146,9 @@ describe('racing replicas and the per-account limits', () => {
       );
       await waitingDeployments(WAITING, accountId);
 
-      const { raced, after } = await race({ maxBuilds: 100, maxApps: 3 });
+      const claims = await race({ maxBuilds: 100, maxApps: 3 });
 
-      expect({ round, claimed: raced + after, held: await heldBuilds(accountId) }).toEqual({
-        round,
-        claimed: 1,
-        held: 1,
-      });
-      await endRound(accountId);
+      await expectPlacesFilled(round, accountId, claims, 1);
     }
   });
 });

@@ -19,27 +19,31 @@ async function waitingBehindDeploys(accountId: string, services: number): Promis
   const docs: Partial<DeploymentDoc>[] = [];
   for (let i = 0; i < services; i++) {
     const serviceId = new Types.ObjectId().toHexString();
-    const base = { accountId, projectId, serviceId, commitMessage: '', outbox: [] };
+    /** A deployment of this service, created and last changed so many milliseconds ago. */
+    const deployment = (
+      status: DeploymentDoc['status'],
+      createdAgo: number,
+      changedAgo: number,
+    ): Partial<DeploymentDoc> => ({
+      accountId,
+      projectId,
+      serviceId,
+      commitMessage: '',
+      outbox: [],
+      _id: new Types.ObjectId(),
+      commitHash: newCommitHash(),
+      status,
+      createdAt: new Date(now - createdAgo),
+      statusChangedAt: new Date(now - changedAgo),
+    });
     docs.push(
       {
-        ...base,
-        _id: new Types.ObjectId(),
-        commitHash: newCommitHash(),
-        status: 'DEPLOYING',
-        createdAt: new Date(now - 60_000),
-        statusChangedAt: new Date(now - 30_000),
+        ...deployment('DEPLOYING', 60_000, 30_000),
         leaseOwner: 'another worker',
         leaseUntil: new Date(now + 600_000),
         attempts: 1,
       },
-      {
-        ...base,
-        _id: new Types.ObjectId(),
-        commitHash: newCommitHash(),
-        status: 'BUILDING',
-        createdAt: new Date(now - 1_000),
-        statusChangedAt: new Date(now - 1_000),
-      },
+      deployment('BUILDING', 1_000, 1_000),
     );
   }
   await h.models.deployments.insertMany(docs);

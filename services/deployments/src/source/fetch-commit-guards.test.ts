@@ -5,7 +5,7 @@ import { symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { localSourcePolicy, platformCheckout, type LocalSources } from '@platform/shared';
-import { createAppRepository, useRunning } from '@platform/shared/testing';
+import { useAppRepository } from '@platform/shared/testing';
 import { gitEnv, run, useScratch } from '../test/fetch-logged';
 
 const scratch = useScratch('fetch-guards-test-');
@@ -14,7 +14,7 @@ const fileUrl = (dir: string) => pathToFileURL(dir).href;
 
 const ANYWHERE: LocalSources = { allow: 'anywhere' };
 
-const repository = useRunning(() => createAppRepository());
+const repository = useAppRepository();
 
 describe('fetchCommit given a branch the API refuses', () => {
   it.each([

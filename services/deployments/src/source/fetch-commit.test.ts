@@ -4,7 +4,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { localSourcePolicy, type LocalSources } from '@platform/shared';
-import { createAppRepository, freePort, useRunning, waitFor } from '@platform/shared/testing';
+import { freePort, useAppRepository, waitFor } from '@platform/shared/testing';
 import { gitEnv, run, useScratch } from '../test/fetch-logged';
 import { SourceError } from './index';
 
@@ -21,7 +21,7 @@ const revisionIn = async (dir: string) =>
   JSON.parse(await readFile(path.join(dir, 'app.json'), 'utf8')).revision as string;
 
 describe('fetchCommit', () => {
-  const repository = useRunning(() => createAppRepository());
+  const repository = useAppRepository();
 
   it('checks out exactly the commit asked for, not the head of the branch, shallow, with the branch beside', async () => {
     const repo = repository();

@@ -1,6 +1,7 @@
 import { Schema } from 'mongoose';
 import { z } from 'zod';
 import { defineModel } from '@platform/shared';
+import { ownerFields, type OwnerFields } from '../owner-fields';
 
 /**
  * A service's variable as the projects service hands it over: a plain value, or a secret still
@@ -48,19 +49,14 @@ export interface SourceSnapshot extends ServiceSource {
 }
 
 /** `deployment_sources`: one document per deployment, `_id` the deployment's id. */
-export interface SourceSnapshotDoc extends SourceSnapshot {
+export interface SourceSnapshotDoc extends SourceSnapshot, OwnerFields {
   _id: string;
-  accountId: string;
-  projectId: string;
-  serviceId: string;
 }
 
 const sourceSnapshotSchema = new Schema<SourceSnapshotDoc>(
   {
     _id: { type: String, required: true },
-    accountId: { type: String, required: true },
-    projectId: { type: String, required: true },
-    serviceId: { type: String, required: true },
+    ...ownerFields,
     repository: { type: String, default: null },
     branch: { type: String, required: true },
     rootDirectory: { type: String, default: '' },
