@@ -187,29 +187,38 @@ describe('exhausting what a sandbox is given', () => {
   it.each([
     ['its workspace', 'head -c 200000000 /dev/zero > big'],
     ['its /tmp', 'head -c 200000000 /dev/zero > /tmp/big'],
-  ])('a build that fills %s fails, and its log says so', async (_, fill) => {
-    const { service, id } = await small.newDeployment({}, { buildCommand: fill });
+  ])(
+    'a build that fills %s fails, and its log says so',
+    async (_, fill) => {
+      const { service, id } = await small.newDeployment({}, { buildCommand: fill });
 
-    const failed = await small.waitForStatus(service, id, 'FAILED', SLOW);
+      const failed = await small.waitForStatus(service, id, 'FAILED', SLOW);
 
-    expect(failed.logs).toContain('No space left on device');
-    expect(failed.logs.trimEnd().split('\n').pop()).toBe(DISK_FULL);
-  });
+      expect(failed.logs).toContain('No space left on device');
+      expect(failed.logs.trimEnd().split('\n').pop()).toBe(DISK_FULL);
+    },
+    SLOW + 10_000,
+  );
 
-  it('an app that allocates past its memory is ended, its log names the limit, and the platform goes on', async () => {
-    const greedy =
-      "exec node -e \"require('http').createServer((q, r) => r.end('ok')).listen(process.env.PORT, () => " +
-      'setTimeout(() => { const kept = []; for (;;) kept.push(Buffer.alloc(64 << 20, 1)); }, 500))"';
-    const { service, id } = await small.newDeployment({}, { startCommand: greedy });
-    await small.waitForStatus(service, id, 'DEPLOYED', SLOW);
+  it(
+    'an app that allocates past its memory is ended, its log names the limit, and the platform goes on',
+    async () => {
+      const greedy =
+        "exec node -e \"require('http').createServer((q, r) => r.end('ok')).listen(process.env.PORT, () => " +
+        'setTimeout(() => { const kept = []; for (;;) kept.push(Buffer.alloc(64 << 20, 1)); }, 500))"';
+      const { service, id } = await small.newDeployment({}, { startCommand: greedy });
+      await small.waitForStatus(service, id, 'DEPLOYED', SLOW);
 
-    const { logs } = await small.waitForLogs(
-      service,
-      id,
-      'exited with signal SIGKILL: it went past its memory limit (256 MiB, RUNTIME_APP_MEMORY_BYTES)',
-    );
+      const { logs } = await small.waitForLogs(
+        service,
+        id,
+        'exited with signal SIGKILL: it went past its memory limit (256 MiB, RUNTIME_APP_MEMORY_BYTES)',
+        SLOW,
+      );
 
-    expect(logs).toContain('==> restarting in');
-    expect((await small.api.get(service, id)).status).toBe(200);
-  });
+      expect(logs).toContain('==> restarting in');
+      expect((await small.api.get(service, id)).status).toBe(200);
+    },
+    2 * SLOW + 10_000,
+  );
 });

@@ -329,8 +329,14 @@ export async function startHarness(options: HarnessOptions = {}) {
       return this.waitForDeployment(owned, id, status, (d) => d.status === status, timeoutMs);
     },
     /** The deployment once its logs contain `text`. */
-    async waitForLogs(owned: OwnedService, id: string, text: string) {
-      return this.waitForDeployment(owned, id, `"${text}" logged`, (d) => d.logs.includes(text));
+    async waitForLogs(owned: OwnedService, id: string, text: string, timeoutMs?: number) {
+      return this.waitForDeployment(
+        owned,
+        id,
+        `"${text}" logged`,
+        (d) => d.logs.includes(text),
+        timeoutMs,
+      );
     },
     /** Stops everything compose opened (as SIGTERM would), the stub, and drops the database. */
     async close() {
