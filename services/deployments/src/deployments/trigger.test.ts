@@ -40,7 +40,7 @@ describe('creating a deployment', () => {
       const request = await prepare(service);
 
       let status = 0;
-      const calls = await h.projects.callsDuring(async () => {
+      const calls = await h.projects.callsDuring(service.projectId, async () => {
         status = (await request()).status;
       });
 
@@ -57,7 +57,7 @@ describe('creating a deployment', () => {
     const building = await h.api.trigger(service, { commitHash: 'abcdef5' });
 
     let status = 0;
-    const calls = await h.projects.callsDuring(async () => {
+    const calls = await h.projects.callsDuring(service.projectId, async () => {
       status = (await h.api.rollback(service, building.body.id)).status;
     });
 

@@ -104,13 +104,21 @@ export async function startProjectsStub() {
     url: server.url,
     calls,
     /**
-     * How many requests `act` made the projects service receive (counted by this server as they
-     * arrive): what one request of the deployments API costs the projects service.
+     * How many requests about `projectId` `act` made the projects service receive (counted by
+     * this server as they arrive): what one request of the deployments API costs the projects
+     * service. Other projects' calls (the events of other tests on the shared Kafka, handled by
+     * this service meanwhile) are not counted.
      */
-    async callsDuring(act: () => Promise<unknown>): Promise<{ count: number; paths: string[] }> {
+    async callsDuring(
+      projectId: string,
+      act: () => Promise<unknown>,
+    ): Promise<{ count: number; paths: string[] }> {
       const from = calls.length;
       await act();
-      const made = calls.slice(from);
+      const prefix = `/internal/projects/${projectId}`;
+      const made = calls
+        .slice(from)
+        .filter((c) => c.path === prefix || c.path.startsWith(`${prefix}/`));
       return { count: made.length, paths: made.map((c) => c.path) };
     },
     /** Registers a service (a new one by default) with its source, and returns it. */
