@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, type FormEvent } from 'react';
 import { ApiError } from '../api/client';
 
 /**
@@ -17,6 +17,22 @@ export function fieldErrorsOf(
     return { fields: { [conflictField]: error.message }, rest: null };
   }
   return { fields: {}, rest: error };
+}
+
+/**
+ * A form's two halves of a mutation: the API's errors per field and for the whole form (see
+ * fieldErrorsOf), and the submit handler that sends `send()` instead of the browser's own submit.
+ */
+export function formOf(
+  mutation: { error: unknown },
+  send: () => void,
+  conflictField?: string,
+): { fields: Record<string, string>; rest: unknown; submit: (event: FormEvent) => void } {
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send();
+  };
+  return { ...fieldErrorsOf(mutation.error, conflictField), submit };
 }
 
 /** The page's title, as a screen reader announces it on navigation. */

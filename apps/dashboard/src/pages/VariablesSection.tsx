@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call, type Schemas } from '../api/client';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
-import { fieldErrorsOf } from '../lib/forms';
+import { ListPanel } from '../components/ListPanel';
+import { formOf } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
 /** A service's variables: plain ones with their values, secret ones never shown after saving. */
@@ -18,17 +19,14 @@ export function VariablesSection({ params }: { params: ServiceParams }) {
       ),
   });
   return (
-    <section className="panel" aria-labelledby="variables-title">
-      <h2 id="variables-title">Variables</h2>
-      {variables.isError && <ErrorView error={variables.error} retry={() => variables.refetch()} />}
-      {variables.isSuccess && variables.data.variables.length === 0 && <p>No variables yet.</p>}
-      <ul className="rows" aria-label="Variables">
-        {variables.data?.variables.map((variable) => (
-          <VariableRow key={variable.name} params={params} variable={variable} />
-        ))}
-      </ul>
-      <VariableForm params={params} />
-    </section>
+    <ListPanel
+      title="Variables"
+      query={variables}
+      items={variables.data?.variables}
+      after={<VariableForm params={params} />}
+    >
+      {(variable) => <VariableRow key={variable.name} params={params} variable={variable} />}
+    </ListPanel>
   );
 }
 
@@ -67,10 +65,9 @@ function VariableRow({
       ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    save.mutate({ name: variable.name, value, secret }, { onSuccess: () => setEditing(false) });
-  };
+  const { submit } = formOf(save, () =>
+    save.mutate({ name: variable.name, value, secret }, { onSuccess: () => setEditing(false) }),
+  );
   return (
     <li className="variable">
       <code>{variable.name}</code>
@@ -122,9 +119,7 @@ function VariableForm({ params }: { params: ServiceParams }) {
   const [value, setValue] = useState('');
   const [secret, setSecret] = useState(false);
   const save = useSaveVariable(params);
-  const { fields, rest } = fieldErrorsOf(save.error);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const { fields, rest, submit } = formOf(save, () =>
     save.mutate(
       { name, value, secret },
       {
@@ -134,8 +129,8 @@ function VariableForm({ params }: { params: ServiceParams }) {
           setSecret(false);
         },
       },
-    );
-  };
+    ),
+  );
   // A bad name is a path parameter: the API names the field `name`.
   return (
     <form onSubmit={submit} aria-label="Add a variable" className="inline">
