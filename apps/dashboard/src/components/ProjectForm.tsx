@@ -1,5 +1,5 @@
-import { useId, useState, type ReactNode } from 'react';
-import { formOf } from '../lib/forms';
+import { useId, type ReactNode } from 'react';
+import { formOf, useTextFields } from '../lib/forms';
 import { ErrorNotice } from './ErrorView';
 import { Field, TextArea } from './Field';
 
@@ -31,32 +31,16 @@ export function ProjectForm({
   children?: ReactNode;
 }) {
   const titleId = useId();
-  const [name, setName] = useState(initial.name);
-  const [description, setDescription] = useState(initial.description);
-  const { fields, rest, submit } = formOf(
-    mutation,
-    () => mutation.mutate({ name, description }),
-    'name',
-  );
+  const { values, bind } = useTextFields({
+    name: initial.name,
+    description: initial.description,
+  });
+  const { fields, rest, submit } = formOf(mutation, () => mutation.mutate(values), 'name');
   return (
     <form className="panel" onSubmit={submit} aria-labelledby={titleId}>
       <h2 id={titleId}>{title}</h2>
-      <Field
-        label="Project name"
-        required
-        maxLength={100}
-        value={name}
-        error={fields.name}
-        onChange={(e) => setName(e.target.value)}
-      />
-      <TextArea
-        label="Description"
-        maxLength={2000}
-        rows={rows}
-        value={description}
-        error={fields.description}
-        onChange={(e) => setDescription(e.target.value)}
-      />
+      <Field label="Project name" required maxLength={100} {...bind('name', fields)} />
+      <TextArea label="Description" maxLength={2000} rows={rows} {...bind('description', fields)} />
       <button
         type="submit"
         className={primary ? 'primary' : undefined}

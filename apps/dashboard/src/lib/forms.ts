@@ -1,4 +1,4 @@
-import { useEffect, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client';
 
 /**
@@ -33,6 +33,22 @@ export function formOf(
     send();
   };
   return { ...fieldErrorsOf(mutation.error, conflictField), submit };
+}
+
+/**
+ * A form's text fields: their values, and `bind(key, errors)`, what a Field takes for one of them
+ * (its value, the API's error for it, the handler that keeps what is typed); `reset()` sets them
+ * back to `initial`.
+ */
+export function useTextFields<T extends Record<string, string>>(initial: T) {
+  const [values, setValues] = useState(initial);
+  const bind = (key: keyof T & string, errors: Record<string, string> = {}) => ({
+    value: values[key],
+    error: errors[key],
+    onChange: (event: { target: { value: string } }) =>
+      setValues((now) => ({ ...now, [key]: event.target.value })),
+  });
+  return { values, bind, reset: () => setValues(initial) };
 }
 
 /** The page's title, as a screen reader announces it on navigation. */

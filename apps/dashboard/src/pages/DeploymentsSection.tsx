@@ -8,7 +8,7 @@ import { Field } from '../components/Field';
 import { ListPanel, MoreButton } from '../components/ListPanel';
 import { FINAL_STATUSES, StatusBadge, isFinal, type DeploymentStatus } from '../components/Status';
 import { formatTime, shortHash } from '../lib/format';
-import { formOf } from '../lib/forms';
+import { formOf, useTextFields } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
 const ALL: DeploymentStatus[] = ['BUILDING', 'DEPLOYING', ...FINAL_STATUSES];
@@ -83,14 +83,13 @@ export function DeploymentsSection({ params }: { params: ServiceParams }) {
 function DeployForm({ params }: { params: ServiceParams }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
-  const [commitHash, setCommitHash] = useState('');
-  const [commitMessage, setCommitMessage] = useState('');
+  const { values, bind } = useTextFields({ commitHash: '', commitMessage: '' });
   const deploy = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/projects/{projectId}/services/{serviceId}/deployments', {
           params: { path: params },
-          body: { commitHash: commitHash.trim(), commitMessage },
+          body: { commitHash: values.commitHash.trim(), commitMessage: values.commitMessage },
           headers: { 'Idempotency-Key': idempotencyKey() },
         }),
       ),
@@ -109,17 +108,9 @@ function DeployForm({ params }: { params: ServiceParams }) {
         required
         pattern="[0-9a-fA-F]{7,64}"
         hint="7 to 64 hexadecimal characters"
-        value={commitHash}
-        error={fields.commitHash}
-        onChange={(e) => setCommitHash(e.target.value)}
+        {...bind('commitHash', fields)}
       />
-      <Field
-        label="Message (optional)"
-        maxLength={1000}
-        value={commitMessage}
-        error={fields.commitMessage}
-        onChange={(e) => setCommitMessage(e.target.value)}
-      />
+      <Field label="Message (optional)" maxLength={1000} {...bind('commitMessage', fields)} />
       <button type="submit" className="primary" disabled={deploy.isPending}>
         Deploy
       </button>

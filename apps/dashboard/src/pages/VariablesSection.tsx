@@ -4,7 +4,7 @@ import { api, call, type Schemas } from '../api/client';
 import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
 import { ListPanel } from '../components/ListPanel';
-import { formOf } from '../lib/forms';
+import { formOf, useTextFields } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
 /** A service's variables: plain ones with their values, secret ones never shown after saving. */
@@ -53,7 +53,7 @@ function VariableRow({
 }) {
   const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
-  const [value, setValue] = useState('');
+  const { values, bind } = useTextFields({ value: '' });
   const [secret, setSecret] = useState(variable.secret);
   const save = useSaveVariable(params);
   const remove = useMutation({
@@ -66,7 +66,10 @@ function VariableRow({
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
   });
   const { submit } = formOf(save, () =>
-    save.mutate({ name: variable.name, value, secret }, { onSuccess: () => setEditing(false) }),
+    save.mutate(
+      { name: variable.name, value: values.value, secret },
+      { onSuccess: () => setEditing(false) },
+    ),
   );
   return (
     <li className="variable">
@@ -89,11 +92,7 @@ function VariableRow({
       </button>
       {editing && (
         <form onSubmit={submit} aria-label={`Change ${variable.name}`} className="inline">
-          <Field
-            label={`New value of ${variable.name}`}
-            value={value}
-            onChange={(e) => setValue(e.target.value)}
-          />
+          <Field label={`New value of ${variable.name}`} {...bind('value')} />
           <SecretToggle checked={secret} onChange={setSecret} />
           <button type="submit" disabled={save.isPending}>
             Save {variable.name}
@@ -115,17 +114,15 @@ function SecretToggle({ checked, onChange }: { checked: boolean; onChange: (v: b
 }
 
 function VariableForm({ params }: { params: ServiceParams }) {
-  const [name, setName] = useState('');
-  const [value, setValue] = useState('');
+  const { values, bind, reset } = useTextFields({ name: '', value: '' });
   const [secret, setSecret] = useState(false);
   const save = useSaveVariable(params);
   const { fields, rest, submit } = formOf(save, () =>
     save.mutate(
-      { name, value, secret },
+      { ...values, secret },
       {
         onSuccess: () => {
-          setName('');
-          setValue('');
+          reset();
           setSecret(false);
         },
       },
@@ -139,16 +136,9 @@ function VariableForm({ params }: { params: ServiceParams }) {
         required
         pattern="[A-Z_][A-Z0-9_]*"
         hint="Upper case, digits and _"
-        value={name}
-        error={fields.name}
-        onChange={(e) => setName(e.target.value)}
+        {...bind('name', fields)}
       />
-      <Field
-        label="Value"
-        value={value}
-        error={fields.value}
-        onChange={(e) => setValue(e.target.value)}
-      />
+      <Field label="Value" {...bind('value', fields)} />
       <SecretToggle checked={secret} onChange={setSecret} />
       <button type="submit" disabled={save.isPending}>
         Add variable

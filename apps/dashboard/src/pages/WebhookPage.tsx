@@ -8,7 +8,7 @@ import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
 import { Loaded } from '../components/Loaded';
 import { SecretOnce } from '../components/SecretOnce';
-import { formOf, useTitle } from '../lib/forms';
+import { formOf, useTextFields, useTitle } from '../lib/forms';
 import { Deliveries } from './Deliveries';
 
 type Params = { projectId: string; webhookId: string };
@@ -40,7 +40,7 @@ export function WebhookPage() {
 
 function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas['Webhook'] }) {
   const queryClient = useQueryClient();
-  const [url, setUrl] = useState(webhook.url);
+  const { values, bind } = useTextFields({ url: webhook.url });
   const [enabled, setEnabled] = useState(webhook.enabled);
   const [secret, setSecret] = useState<string | null>(null);
   const update = useMutation({
@@ -66,18 +66,15 @@ function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas
       ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['deliveries', params.webhookId] }),
   });
-  const { fields, rest, submit } = formOf(update, () => update.mutate({ url, enabled }), 'url');
+  const { fields, rest, submit } = formOf(
+    update,
+    () => update.mutate({ url: values.url, enabled }),
+    'url',
+  );
   return (
     <form className="panel" onSubmit={submit} aria-labelledby="webhook-settings-title">
       <h2 id="webhook-settings-title">Settings</h2>
-      <Field
-        label="Webhook URL"
-        type="url"
-        required
-        value={url}
-        error={fields.url}
-        onChange={(e) => setUrl(e.target.value)}
-      />
+      <Field label="Webhook URL" type="url" required {...bind('url', fields)} />
       <div className="field checkbox">
         <input
           id="webhook-enabled"

@@ -6,7 +6,7 @@ import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
 import { ListPanel } from '../components/ListPanel';
 import { SecretOnce } from '../components/SecretOnce';
-import { formOf } from '../lib/forms';
+import { formOf, useTextFields } from '../lib/forms';
 
 export const webhooksQuery = (projectId: string) => ({
   queryKey: ['webhooks', projectId],
@@ -36,19 +36,19 @@ export function WebhooksSection({ projectId }: { projectId: string }) {
 
 function CreateWebhook({ projectId }: { projectId: string }) {
   const queryClient = useQueryClient();
-  const [url, setUrl] = useState('');
+  const { values, bind, reset } = useTextFields({ url: '' });
   const [created, setCreated] = useState<Schemas['WebhookWithSecret'] | null>(null);
   const create = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/projects/{projectId}/webhooks', {
           params: { path: { projectId } },
-          body: { url, events: ['deployment.status_changed'] },
+          body: { url: values.url, events: ['deployment.status_changed'] },
         }),
       ),
     onSuccess: (webhook) => {
       setCreated(webhook);
-      setUrl('');
+      reset();
       void queryClient.invalidateQueries({ queryKey: ['webhooks', projectId] });
     },
   });
@@ -60,9 +60,7 @@ function CreateWebhook({ projectId }: { projectId: string }) {
         type="url"
         required
         hint="Receives deployment.status_changed events"
-        value={url}
-        error={fields.url}
-        onChange={(e) => setUrl(e.target.value)}
+        {...bind('url', fields)}
       />
       <button type="submit" disabled={create.isPending}>
         Create webhook
