@@ -39,6 +39,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 # shellcheck source=infra/lib.sh
 . scripts/infra/lib.sh # dev_secret
+# shellcheck source=lib/npm-packages.sh
+. scripts/lib/npm-packages.sh # install_npm_packages
 
 say() { printf '[start] %s\n' "$*" >&2; }
 started_at=$(date +%s)
@@ -87,13 +89,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # `npm install` with the committed lock, not `npm ci`: the registry this project is built
-  # against serves only linux-x64 builds of platform-specific packages, so the lock cannot list
-  # the other platforms' optional ones, and `npm ci` refuses a lock without them.
-  say "installing npm packages (npm install, versions from package-lock.json)"
-  npm install --no-audit --no-fund
-fi
+install_npm_packages say
 say "building (tsc -b; the dashboard when its sources changed)"
 npx tsc -b
 bash scripts/build-dashboard.sh

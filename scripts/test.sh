@@ -11,17 +11,13 @@
 # Extra arguments go to jest, e.g. `npm test -- services/projects`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=lib/npm-packages.sh
+. scripts/lib/npm-packages.sh # install_npm_packages
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 started=$(date +%s)
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # `npm install` with the committed lock, not `npm ci`: the registry this project is built
-  # against serves only linux-x64 builds of platform-specific packages, so the lock cannot list
-  # the other platforms' optional ones, and `npm ci` refuses a lock without them.
-  step "installing npm packages (npm install, versions from package-lock.json)"
-  npm install --no-audit --no-fund
-fi
+install_npm_packages step
 
 step "type-checking and building (tsc -b; the web dashboard: scripts/build-dashboard.sh)"
 npx tsc -b

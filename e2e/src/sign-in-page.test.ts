@@ -1,19 +1,13 @@
 /// <reference lib="dom" />
-import type { Browser } from 'playwright-core';
-import { launchBrowser } from './support/browser';
+import { useBrowser } from './support/browser';
 import { baseUrl, uniqueEmail } from './support/client';
 
 /** A person signs in from a real (headless) browser on the development sign-in page. */
 describe('the development sign-in page in a browser', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(() => browser?.close());
+  const browser = useBrowser();
 
   it('signs a person in, shows their account and projects, and keeps the session cookie httpOnly', async () => {
-    const context = await browser.newContext();
+    const context = await browser().newContext();
     const page = await context.newPage();
     const email = uniqueEmail();
     await page.goto(`${baseUrl()}/dev/`);

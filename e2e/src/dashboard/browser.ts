@@ -1,19 +1,20 @@
 /// <reference lib="dom" />
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { baseUrl } from '../support/client';
 
-export { launchBrowser } from '../support/browser';
+export { useBrowser } from '../support/browser';
 
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
- * A browser tab on the dashboard that records every console error and uncaught exception: the
+ * A browser tab on the dashboard, in a context of its own, that records every console error and uncaught exception: the
  * suite fails on any (`expectedErrors` are the few a test causes on purpose, e.g. the browser's
  * own line for a 409 it provokes).
  */
-export async function dashboardPage(context: BrowserContext) {
+export async function dashboardPage(browser: Browser, options?: BrowserContextOptions) {
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (message) => {
@@ -21,6 +22,7 @@ export async function dashboardPage(context: BrowserContext) {
   });
   page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
   return {
+    context,
     page,
     /** Console errors so far, less those matching `expected`. */
     errors: (expected: RegExp[] = []) =>

@@ -1,13 +1,11 @@
 /// <reference lib="dom" />
-import { createAppRepository, FIXTURE_APP, type AppRepository } from '@platform/shared/testing';
-import type { Browser, Page } from 'playwright-core';
+import { useAppRepository, useRunning } from '@platform/shared/testing';
+import type { Page } from 'playwright-core';
 import { baseUrl } from '../support/client';
 import { startReceiver, verifyStandardWebhook } from '../support/receiver';
-import { dashboardPage, dashboardUrl, launchBrowser } from './browser';
-import { UI_TIMEOUT, expectAccessible, signIn, waitForStatus } from './flows';
+import { dashboardPage, dashboardUrl, useBrowser } from './browser';
+import { UI_TIMEOUT, expectAccessible, signIn, slowBuildService, waitForStatus } from './flows';
 
-// A build that prints a line every 100 ms for a minute: still running when it is cancelled.
-const LONG_BUILD = `for (let i = 1; i <= 600; i++) setTimeout(() => console.log('long line ' + i), i * 100);`;
 const failedToLoad = /Failed to load resource: the server responded with a status of 400/;
 
 /** The field's error text (the element its aria-describedby names first). */
@@ -29,40 +27,16 @@ async function fieldError(page: Page, label: string): Promise<string | null> {
 
 /** The controls the main flow does not use: each one changes what the API holds. */
 describe('the dashboard’s other controls', () => {
-  let browser: Browser;
-  let repository: AppRepository;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    repository = await createAppRepository();
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await repository?.close();
-    await receiver?.close();
-  });
+  const browser = useBrowser();
+  const repository = useAppRepository();
+  const receiver = useRunning(startReceiver);
 
   it('changes, hides and deletes variables, shows a validation error at its field, cancels, filters and redeploys', async () => {
-    const commit = await repository.commit({ files: { 'long-build.js': LONG_BUILD } });
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     await signIn(page);
     const api = context.request;
-    const project = await (
-      await api.post(`${baseUrl()}/api/projects`, { data: { name: `controls ${Date.now()}` } })
-    ).json();
-    const service = await (
-      await api.post(`${baseUrl()}/api/projects/${project.id}/services`, {
-        data: {
-          name: 'long',
-          repository: repository.url,
-          ...FIXTURE_APP,
-          buildCommand: `node long-build.js && ${FIXTURE_APP.buildCommand}`,
-        },
-      })
-    ).json();
+    // A build that prints a line every 100 ms for a minute: still running when it is cancelled.
+    const { commit, project, service } = await slowBuildService(context, repository(), 'long', 600);
     const servicePage = `/projects/${project.id}/services/${service.id}`;
     const variablesApi = `${baseUrl()}/api${servicePage}/variables`;
     await page.goto(dashboardUrl(servicePage));
@@ -138,8 +112,7 @@ describe('the dashboard’s other controls', () => {
   }, 600_000);
 
   it('renames a project; edits a webhook, rotates its secret, sends a test signed with the new one and redelivers it', async () => {
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     await signIn(page);
     await page.getByLabel('Project name').fill(`hooks ${Date.now()}`);
     await page.getByRole('button', { name: 'Create project' }).click();
@@ -151,15 +124,15 @@ describe('the dashboard’s other controls', () => {
     await settings.getByRole('button', { name: 'Save project' }).click();
     await expectAccessible(page, renamed);
     await page.getByText('Receives the status changes', { exact: true }).first().waitFor();
-    await page.getByLabel('Webhook URL').fill(`${receiver.url}/first`);
+    await page.getByLabel('Webhook URL').fill(`${receiver().url}/first`);
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const first = (await page.getByLabel('Signing secret').textContent({ timeout: UI_TIMEOUT }))!;
-    await page.getByRole('link', { name: `${receiver.url}/first` }).click();
+    await page.getByRole('link', { name: `${receiver().url}/first` }).click();
     await expectAccessible(page, 'Webhook');
 
-    await page.getByLabel('Webhook URL').fill(receiver.url);
+    await page.getByLabel('Webhook URL').fill(receiver().url);
     await page.getByRole('button', { name: 'Save webhook' }).click();
-    await page.getByText(receiver.url, { exact: true }).first().waitFor({ timeout: UI_TIMEOUT });
+    await page.getByText(receiver().url, { exact: true }).first().waitFor({ timeout: UI_TIMEOUT });
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const rotated = page.getByLabel('Signing secret');
     await page.waitForFunction(
@@ -173,24 +146,24 @@ describe('the dashboard’s other controls', () => {
     const secret = (await rotated.textContent())!;
     expect(secret).toMatch(/^whsec_/);
 
-    const before = receiver.received.length;
+    const before = receiver().received.length;
     await page.getByRole('button', { name: 'Send test event' }).click();
     const delivery = page.getByRole('list', { name: 'Deliveries' }).getByRole('listitem').first();
     await delivery.getByText('succeeded').waitFor({ timeout: UI_TIMEOUT });
-    expect(receiver.received.length).toBe(before + 1);
-    expect(receiver.received.at(-1)!.headers['webhook-id']).toBeDefined();
-    expect(verifyStandardWebhook(secret, receiver.received.at(-1)!)).toBe(true);
+    expect(receiver().received.length).toBe(before + 1);
+    expect(receiver().received.at(-1)!.headers['webhook-id']).toBeDefined();
+    expect(verifyStandardWebhook(secret, receiver().received.at(-1)!)).toBe(true);
     // During the rotation's overlap the previous secret signs beside the new one.
-    const signatures = String(receiver.received.at(-1)!.headers['webhook-signature']);
+    const signatures = String(receiver().received.at(-1)!.headers['webhook-signature']);
     expect(signatures.split(' ')).toHaveLength(2);
     await page.getByText('signature with the previous secret too').waitFor();
 
     await delivery.locator('summary').click();
     await delivery.getByRole('button', { name: 'Redeliver' }).click();
     await delivery.getByText('2 attempts', { exact: false }).waitFor({ timeout: UI_TIMEOUT });
-    expect(receiver.received.length).toBe(before + 2);
-    expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(
-      receiver.received.at(-2)!.headers['webhook-id'],
+    expect(receiver().received.length).toBe(before + 2);
+    expect(receiver().received.at(-1)!.headers['webhook-id']).toBe(
+      receiver().received.at(-2)!.headers['webhook-id'],
     );
     await expectAccessible(page, 'Webhook');
     expect(errors()).toEqual([]);

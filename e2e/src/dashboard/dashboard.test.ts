@@ -1,14 +1,7 @@
 /// <reference lib="dom" />
-import { createAppRepository, FIXTURE_APP, type AppRepository } from '@platform/shared/testing';
-import type { Browser } from 'playwright-core';
+import { FIXTURE_APP, useAppRepository, useRunning } from '@platform/shared/testing';
 import { startReceiver, verifyStandardWebhook } from '../support/receiver';
-import {
-  dashboardPage,
-  dashboardUrl,
-  launchBrowser,
-  screenshots,
-  seriousViolations,
-} from './browser';
+import { dashboardPage, dashboardUrl, screenshots, seriousViolations, useBrowser } from './browser';
 import { DEPLOY_TIMEOUT, UI_TIMEOUT, expectAccessible, signIn, waitForStatus } from './flows';
 
 /**
@@ -17,28 +10,18 @@ import { DEPLOY_TIMEOUT, UI_TIMEOUT, expectAccessible, signIn, waitForStatus } f
  * page, and no console error anywhere.
  */
 describe('the web dashboard in a browser', () => {
-  let browser: Browser;
-  let repository: AppRepository;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    repository = await createAppRepository();
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await repository?.close();
-    await receiver?.close();
-  });
+  const browser = useBrowser();
+  const repository = useAppRepository();
+  const receiver = useRunning(startReceiver);
 
   it('signs in, creates a project and service, deploys, fails, rolls back, sends a webhook and deletes the project', async () => {
     // The app answers only after 4 s: the deployment stays DEPLOYING while its log is already there.
-    const first = await repository.commit({ greeting: 'first', listenAfterSeconds: 4 });
-    const second = await repository.commit({ greeting: 'second' });
-    const broken = await repository.commit({ failBuild: true, message: 'broken build' });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const { page, errors } = await dashboardPage(context);
+    const first = await repository().commit({ greeting: 'first', listenAfterSeconds: 4 });
+    const second = await repository().commit({ greeting: 'second' });
+    const broken = await repository().commit({ failBuild: true, message: 'broken build' });
+    const { context, page, errors } = await dashboardPage(browser(), {
+      viewport: { width: 1280, height: 900 },
+    });
 
     // Sign in, then the projects page.
     await page.goto(dashboardUrl('/sign-in'));
@@ -58,7 +41,7 @@ describe('the web dashboard in a browser', () => {
     await page.getByText('New service').click();
     const form = page.getByRole('form', { name: 'New service' });
     await form.getByLabel('Service name').fill('web');
-    await form.getByLabel('Git repository').fill(repository.url);
+    await form.getByLabel('Git repository').fill(repository().url);
     await form.getByLabel('Build command').fill(FIXTURE_APP.buildCommand);
     await form.getByLabel('Start command').fill(FIXTURE_APP.startCommand);
     await form.getByLabel('Health check path').fill(FIXTURE_APP.healthCheckPath);
@@ -161,21 +144,21 @@ describe('the web dashboard in a browser', () => {
       .filter({ hasText: 'web' });
     await serviceRow.getByText('DEPLOYED', { exact: true }).waitFor({ timeout: UI_TIMEOUT });
     expect(await serviceRow.getByRole('link', { name: url }).count()).toBe(1);
-    await page.getByLabel('Webhook URL').fill(receiver.url);
+    await page.getByLabel('Webhook URL').fill(receiver().url);
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const secret = (await page.getByLabel('Signing secret').textContent({ timeout: UI_TIMEOUT }))!;
     expect(secret).toMatch(/^whsec_/);
     await page
       .getByRole('list', { name: 'Webhooks' })
-      .getByRole('link', { name: receiver.url })
+      .getByRole('link', { name: receiver().url })
       .click();
     await expectAccessible(page, 'Webhook');
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('button', { name: 'Send test event' }).click();
     const delivery = page.getByRole('list', { name: 'Deliveries' }).getByRole('listitem').first();
     await delivery.getByText('succeeded').waitFor({ timeout: UI_TIMEOUT });
-    expect(receiver.received.length).toBeGreaterThanOrEqual(1);
-    expect(verifyStandardWebhook(secret, receiver.received.at(-1)!)).toBe(true);
+    expect(receiver().received.length).toBeGreaterThanOrEqual(1);
+    expect(verifyStandardWebhook(secret, receiver().received.at(-1)!)).toBe(true);
     await delivery.locator('summary').click();
     await delivery
       .getByRole('list', { name: 'Attempts' })

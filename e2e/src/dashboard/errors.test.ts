@@ -1,6 +1,5 @@
 /// <reference lib="dom" />
-import type { Browser } from 'playwright-core';
-import { dashboardPage, dashboardUrl, launchBrowser } from './browser';
+import { dashboardPage, dashboardUrl, useBrowser } from './browser';
 import { UI_TIMEOUT, expectAccessible, signIn } from './flows';
 
 // The browser's own console line for an answer a test provokes on purpose (never any other).
@@ -11,16 +10,10 @@ const failedToLoad = (...statuses: number[]) =>
 
 /** What a person sees when something goes wrong: words and a way on, never a blank page. */
 describe('errors in the dashboard', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(() => browser?.close());
+  const browser = useBrowser();
 
   it('sends a signed-out person to sign-in and back to the page they asked for, there a 404 page', async () => {
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     const missing = '/projects/0123456789abcdef01234567';
     await page.goto(dashboardUrl(missing));
     await page.waitForURL(/\/sign-in\?next=/, { timeout: UI_TIMEOUT });
@@ -37,8 +30,7 @@ describe('errors in the dashboard', () => {
   });
 
   it("shows a 409 at the field it concerns, with the API's words", async () => {
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     await signIn(page);
     const name = `Twice ${Date.now()}`;
     for (let i = 0; i < 2; i++) {
@@ -68,8 +60,7 @@ describe('errors in the dashboard', () => {
   ])(
     'answers a %i with what to do and a "Try again" that works',
     async (status, headers, error, text) => {
-      const context = await browser.newContext();
-      const { page, errors } = await dashboardPage(context);
+      const { context, page, errors } = await dashboardPage(browser());
       await signIn(page);
       await expectAccessible(page, 'Projects');
       // The gateway's answer as it would come when the limit or a service is hit.
@@ -96,8 +87,7 @@ describe('errors in the dashboard', () => {
   );
 
   it('signs out: the session is gone and the next page asks to sign in', async () => {
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     await signIn(page);
     await expectAccessible(page, 'Projects');
     await page.getByRole('button', { name: 'Sign out' }).click();

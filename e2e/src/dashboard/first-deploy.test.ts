@@ -4,9 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser } from 'playwright-core';
 import { REPO_ROOT } from '../support/stack';
-import { dashboardPage, launchBrowser } from './browser';
+import { dashboardPage, useBrowser } from './browser';
 import { UI_TIMEOUT, expectAccessible, signIn, waitForStatus } from './flows';
 
 /**
@@ -14,16 +13,9 @@ import { UI_TIMEOUT, expectAccessible, signIn, waitForStatus } from './flows';
  * repository scripts/prepare-example.sh makes (npm start runs it), deployed from the dashboard.
  */
 describe("the README's first deploy", () => {
-  let browser: Browser;
+  const browser = useBrowser();
   const examples = mkdtempSync(path.join(tmpdir(), 'examples-'));
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    rmSync(examples, { recursive: true, force: true });
-  });
+  afterAll(() => rmSync(examples, { recursive: true, force: true }));
 
   it('deploys examples/hello from the dashboard and it answers at its URL', async () => {
     const { stdout } = await promisify(execFile)(
@@ -33,8 +25,7 @@ describe("the README's first deploy", () => {
     );
     const [repository, commit] = stdout.trim().split(' ');
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
 
     await signIn(page);
     await page.getByLabel('Project name').fill(`hello ${Date.now()}`);

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
-import type { Page } from 'playwright-core';
-import { uniqueEmail } from '../support/client';
+import { FIXTURE_APP, type AppRepository } from '@platform/shared/testing';
+import type { BrowserContext, Page } from 'playwright-core';
+import { baseUrl, uniqueEmail } from '../support/client';
 import { dashboardUrl, seriousViolations } from './browser';
 
 /** Deadlines are wide: a loaded 2-core machine builds and starts apps slowly. */
@@ -29,4 +30,34 @@ export async function expectAccessible(page: Page, heading: string | RegExp): Pr
 /** Waits until the deployment page shows `status` (the badge beside "Status"). */
 export async function waitForStatus(page: Page, status: string, timeout = DEPLOY_TIMEOUT) {
   await page.locator('#deployment-status').getByText(status, { exact: true }).waitFor({ timeout });
+}
+
+/**
+ * Made through a signed-in context's API (not the pages under test): a commit of the fixture app
+ * whose build first prints `<name> line 1` to `<name> line <lines>`, one every 100 ms, and a new
+ * project with a service `name` that builds it.
+ */
+export async function slowBuildService(
+  context: BrowserContext,
+  repository: AppRepository,
+  name: string,
+  lines: number,
+) {
+  const script = `for (let i = 1; i <= ${lines}; i++) setTimeout(() => console.log('${name} line ' + i), i * 100);`;
+  const commit = await repository.commit({ files: { [`${name}-build.js`]: script } });
+  const api = context.request;
+  const project = await (
+    await api.post(`${baseUrl()}/api/projects`, { data: { name: `${name} ${Date.now()}` } })
+  ).json();
+  const service = await (
+    await api.post(`${baseUrl()}/api/projects/${project.id}/services`, {
+      data: {
+        name,
+        repository: repository.url,
+        ...FIXTURE_APP,
+        buildCommand: `node ${name}-build.js && ${FIXTURE_APP.buildCommand}`,
+      },
+    })
+  ).json();
+  return { commit, project, service };
 }

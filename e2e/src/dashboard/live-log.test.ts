@@ -1,51 +1,37 @@
 /// <reference lib="dom" />
-import { createAppRepository, FIXTURE_APP, type AppRepository } from '@platform/shared/testing';
-import type { Browser } from 'playwright-core';
+import { useAppRepository } from '@platform/shared/testing';
 import { baseUrl } from '../support/client';
-import { dashboardPage, launchBrowser } from './browser';
+import { dashboardPage, useBrowser } from './browser';
 import { startCuttingProxy } from './cutting-proxy';
-import { DEPLOY_TIMEOUT, UI_TIMEOUT, expectAccessible, signIn, waitForStatus } from './flows';
+import {
+  DEPLOY_TIMEOUT,
+  UI_TIMEOUT,
+  expectAccessible,
+  signIn,
+  slowBuildService,
+  waitForStatus,
+} from './flows';
 
+// The build prints a numbered line every 100 ms (15 s in all): long enough to be cut mid-way.
 const LINES = 150;
-// A build that prints a numbered line every 100 ms (15 s in all): long enough to be cut mid-way.
-const SLOW_BUILD = `for (let i = 1; i <= ${LINES}; i++) setTimeout(() => console.log('slow line ' + i), i * 100);`;
 
 describe("a deployment's live log in the browser", () => {
-  let browser: Browser;
-  let repository: AppRepository;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-    repository = await createAppRepository();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await repository?.close();
-  });
+  const browser = useBrowser();
+  const repository = useAppRepository();
 
   it('continues after a dropped connection without repeating or losing a line, and ends at the final status', async () => {
-    const commit = await repository.commit({ files: { 'slow-build.js': SLOW_BUILD } });
     const proxy = await startCuttingProxy(baseUrl());
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     try {
       await signIn(page);
       const api = context.request;
-      const project = await (
-        await api.post(`${baseUrl()}/api/projects`, { data: { name: `log ${Date.now()}` } })
-      ).json();
-      const servicePath = `/api/projects/${project.id}/services`;
-      const service = await (
-        await api.post(`${baseUrl()}${servicePath}`, {
-          data: {
-            name: 'slow',
-            repository: repository.url,
-            ...FIXTURE_APP,
-            buildCommand: `node slow-build.js && ${FIXTURE_APP.buildCommand}`,
-          },
-        })
-      ).json();
-      const deploymentsPath = `${servicePath}/${service.id}/deployments`;
+      const { commit, project, service } = await slowBuildService(
+        context,
+        repository(),
+        'slow',
+        LINES,
+      );
+      const deploymentsPath = `/api/projects/${project.id}/services/${service.id}/deployments`;
       const deployment = await (
         await api.post(`${baseUrl()}${deploymentsPath}`, { data: { commitHash: commit.hash } })
       ).json();

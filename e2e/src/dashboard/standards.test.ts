@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
-import type { Browser, Page } from 'playwright-core';
-import { dashboardPage, dashboardUrl, launchBrowser, seriousViolations } from './browser';
+import type { Page } from 'playwright-core';
+import { dashboardPage, dashboardUrl, seriousViolations, useBrowser } from './browser';
 import { UI_TIMEOUT, expectAccessible, signIn } from './flows';
 import { uniqueEmail } from '../support/client';
 
@@ -13,16 +13,10 @@ const focusOutline = (page: Page) =>
   });
 
 describe('the dashboard for every person and screen', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(() => browser?.close());
+  const browser = useBrowser();
 
   it('is usable with the keyboard alone, focus always visible', async () => {
-    const context = await browser.newContext();
-    const { page, errors } = await dashboardPage(context);
+    const { context, page, errors } = await dashboardPage(browser());
     await page.goto(dashboardUrl('/sign-in'));
     await expectAccessible(page, 'Sign in to Platform');
     await page.keyboard.press('Tab');
@@ -47,11 +41,10 @@ describe('the dashboard for every person and screen', () => {
   });
 
   it('fits a 375 px wide screen and passes axe in the dark colour scheme, keeping nothing in storage', async () => {
-    const context = await browser.newContext({
+    const { context, page, errors } = await dashboardPage(browser(), {
       viewport: { width: 375, height: 812 },
       colorScheme: 'dark',
     });
-    const { page, errors } = await dashboardPage(context);
     await signIn(page);
     await expectAccessible(page, 'Projects');
     const name = `Narrow ${Date.now()}`;

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { useRunning } from '@platform/shared/testing';
 import { chromium, type Browser } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,3 +25,9 @@ export async function launchBrowser(): Promise<Browser> {
     ],
   });
 }
+
+/**
+ * A browser for the tests of the enclosing `describe` block: launched before them, closed after.
+ * Returns a getter, as `useRunning` does.
+ */
+export const useBrowser = () => useRunning(launchBrowser);

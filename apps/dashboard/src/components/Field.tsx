@@ -43,34 +43,22 @@ function FieldFrame({
   );
 }
 
-export function Field({
-  label,
-  error,
-  hint,
-  ...input
-}: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
-  return (
-    <FieldFrame
-      label={label}
-      error={error}
-      hint={hint}
-      control={(a11y) => <input {...a11y} {...input} />}
-    />
-  );
+/** A framed control: the label, hint and error around what `control` draws with the props given. */
+function framed<Props>(control: (props: Props) => ReactNode) {
+  return function Framed({ label, error, hint, ...input }: FieldProps & Props) {
+    return (
+      <FieldFrame
+        label={label}
+        error={error}
+        hint={hint}
+        control={(a11y) => control({ ...a11y, ...input } as Props)}
+      />
+    );
+  };
 }
 
-export function TextArea({
-  label,
-  error,
-  hint,
-  ...input
-}: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  return (
-    <FieldFrame
-      label={label}
-      error={error}
-      hint={hint}
-      control={(a11y) => <textarea {...a11y} {...input} />}
-    />
-  );
-}
+export const Field = framed((props: InputHTMLAttributes<HTMLInputElement>) => <input {...props} />);
+
+export const TextArea = framed((props: TextareaHTMLAttributes<HTMLTextAreaElement>) => (
+  <textarea {...props} />
+));

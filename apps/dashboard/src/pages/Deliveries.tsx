@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call, type Schemas } from '../api/client';
 import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ListPanel } from '../components/ListPanel';
 import { formatTime } from '../lib/format';
 
 type Params = { projectId: string; webhookId: string };
@@ -20,18 +21,9 @@ export function Deliveries({ params }: { params: Params }) {
       query.state.data?.deliveries.some((d) => d.status === 'pending') ? 1_000 : 5_000,
   });
   return (
-    <section className="panel" aria-labelledby="deliveries-title">
-      <h2 id="deliveries-title">Deliveries</h2>
-      {deliveries.isError && (
-        <ErrorView error={deliveries.error} retry={() => deliveries.refetch()} />
-      )}
-      {deliveries.isSuccess && deliveries.data.deliveries.length === 0 && <p>No deliveries yet.</p>}
-      <ul className="rows" aria-label="Deliveries">
-        {deliveries.data?.deliveries.map((delivery) => (
-          <Delivery key={delivery.id} params={params} delivery={delivery} />
-        ))}
-      </ul>
-    </section>
+    <ListPanel title="Deliveries" query={deliveries} items={deliveries.data?.deliveries}>
+      {(delivery) => <Delivery key={delivery.id} params={params} delivery={delivery} />}
+    </ListPanel>
   );
 }
 

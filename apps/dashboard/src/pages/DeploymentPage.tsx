@@ -1,11 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { Link, useParams } from 'wouter';
-import { api, call } from '../api/client';
+import { useParams } from 'wouter';
+import { api, call, type Schemas } from '../api/client';
+import { Breadcrumbs } from '../components/Breadcrumbs';
 import { DeploymentActions } from '../components/DeploymentActions';
-import { ErrorView } from '../components/ErrorView';
+import { Loaded } from '../components/Loaded';
 import { LogView } from '../components/LogView';
-import { StatusBadge } from '../components/Status';
+import { StatusBadge, type DeploymentStatus } from '../components/Status';
 import { formatTime, shortHash } from '../lib/format';
 import { useTitle } from '../lib/forms';
 import { useLogStream } from '../lib/log-stream';
@@ -43,17 +44,27 @@ export function DeploymentPage() {
       void queryClient.invalidateQueries({ queryKey: ['deployment', params.deploymentId] });
   }, [log.status, params.deploymentId, queryClient]);
 
-  if (deployment.isPending) return <p role="status">Loading the deployment…</p>;
-  if (deployment.isError)
-    return <ErrorView error={deployment.error} retry={() => deployment.refetch()} />;
-  const d = deployment.data;
-  const status = log.status ?? d.status;
+  return (
+    <Loaded query={deployment} loading="Loading the deployment…">
+      {(d) => <Deployment params={params} d={d} status={log.status ?? d.status} log={log} />}
+    </Loaded>
+  );
+}
+
+function Deployment({
+  params,
+  d,
+  status,
+  log,
+}: {
+  params: Params;
+  d: Schemas['Deployment'];
+  status: DeploymentStatus;
+  log: ReturnType<typeof useLogStream>;
+}) {
   return (
     <>
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href="/">Projects</Link> / <Link href={`/projects/${params.projectId}`}>Project</Link>{' '}
-        / <Link href={`/projects/${params.projectId}/services/${params.serviceId}`}>Service</Link>
-      </nav>
+      <Breadcrumbs {...params} />
       <h1>
         Deployment <code>{shortHash(d.commitHash)}</code>
       </h1>

@@ -1,13 +1,14 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, call, idempotencyKey } from '../api/client';
 import { DeploymentActions } from '../components/DeploymentActions';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
+import { ListPanel, MoreButton } from '../components/ListPanel';
 import { FINAL_STATUSES, StatusBadge, isFinal, type DeploymentStatus } from '../components/Status';
 import { formatTime, shortHash } from '../lib/format';
-import { fieldErrorsOf } from '../lib/forms';
+import { formOf, useTextFields } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
 const ALL: DeploymentStatus[] = ['BUILDING', 'DEPLOYING', ...FINAL_STATUSES];
@@ -36,66 +37,59 @@ export function DeploymentsSection({ params }: { params: ServiceParams }) {
     setStatuses((now) => (now.includes(s) ? now.filter((x) => x !== s) : [...now, s]));
 
   return (
-    <section className="panel" aria-labelledby="deployments-title">
-      <h2 id="deployments-title">Deployments</h2>
-      <DeployForm params={params} />
-      <fieldset className="filter">
-        <legend>Show only</legend>
-        {ALL.map((s) => (
-          <label key={s} className="checkbox">
-            <input type="checkbox" checked={statuses.includes(s)} onChange={() => toggle(s)} /> {s}
-          </label>
-        ))}
-      </fieldset>
-      {deployments.isError && (
-        <ErrorView error={deployments.error} retry={() => deployments.refetch()} />
+    <ListPanel
+      title="Deployments"
+      query={deployments}
+      items={list}
+      empty={`No deployments${status ? ' in these statuses' : ''}.`}
+      live
+      before={
+        <>
+          <DeployForm params={params} />
+          <fieldset className="filter">
+            <legend>Show only</legend>
+            {ALL.map((s) => (
+              <label key={s} className="checkbox">
+                <input type="checkbox" checked={statuses.includes(s)} onChange={() => toggle(s)} />{' '}
+                {s}
+              </label>
+            ))}
+          </fieldset>
+        </>
+      }
+      after={<MoreButton pages={deployments} label="Show older deployments" />}
+    >
+      {(d) => (
+        <li key={d.id} className="deployment">
+          <StatusBadge status={d.status} />
+          <Link
+            href={`/projects/${params.projectId}/services/${params.serviceId}/deployments/${d.id}`}
+          >
+            <code>{shortHash(d.commitHash)}</code> {d.commitMessage || '(no message)'}
+          </Link>
+          <span className="hint">{formatTime(d.createdAt)}</span>
+          <DeploymentActions
+            path={{ ...params, deploymentId: d.id }}
+            status={d.status}
+            reachedDeployed={d.deployedAt !== undefined}
+            label={`deployment ${shortHash(d.commitHash)} of ${formatTime(d.createdAt)}`}
+          />
+        </li>
       )}
-      {deployments.isSuccess && list.length === 0 && (
-        <p>No deployments{status ? ' in these statuses' : ''}.</p>
-      )}
-      <ul className="rows" aria-label="Deployments" aria-live="polite">
-        {list.map((d) => (
-          <li key={d.id} className="deployment">
-            <StatusBadge status={d.status} />
-            <Link
-              href={`/projects/${params.projectId}/services/${params.serviceId}/deployments/${d.id}`}
-            >
-              <code>{shortHash(d.commitHash)}</code> {d.commitMessage || '(no message)'}
-            </Link>
-            <span className="hint">{formatTime(d.createdAt)}</span>
-            <DeploymentActions
-              path={{ ...params, deploymentId: d.id }}
-              status={d.status}
-              reachedDeployed={d.deployedAt !== undefined}
-              label={`deployment ${shortHash(d.commitHash)} of ${formatTime(d.createdAt)}`}
-            />
-          </li>
-        ))}
-      </ul>
-      {deployments.hasNextPage && (
-        <button
-          type="button"
-          onClick={() => deployments.fetchNextPage()}
-          disabled={deployments.isFetchingNextPage}
-        >
-          Show older deployments
-        </button>
-      )}
-    </section>
+    </ListPanel>
   );
 }
 
 function DeployForm({ params }: { params: ServiceParams }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
-  const [commitHash, setCommitHash] = useState('');
-  const [commitMessage, setCommitMessage] = useState('');
+  const { values, bind } = useTextFields({ commitHash: '', commitMessage: '' });
   const deploy = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/projects/{projectId}/services/{serviceId}/deployments', {
           params: { path: params },
-          body: { commitHash: commitHash.trim(), commitMessage },
+          body: { commitHash: values.commitHash.trim(), commitMessage: values.commitMessage },
           headers: { 'Idempotency-Key': idempotencyKey() },
         }),
       ),
@@ -106,11 +100,7 @@ function DeployForm({ params }: { params: ServiceParams }) {
       );
     },
   });
-  const { fields, rest } = fieldErrorsOf(deploy.error, 'commitHash');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    deploy.mutate();
-  };
+  const { fields, rest, submit } = formOf(deploy, () => deploy.mutate(), 'commitHash');
   return (
     <form onSubmit={submit} aria-label="Deploy a commit" className="inline">
       <Field
@@ -118,17 +108,9 @@ function DeployForm({ params }: { params: ServiceParams }) {
         required
         pattern="[0-9a-fA-F]{7,64}"
         hint="7 to 64 hexadecimal characters"
-        value={commitHash}
-        error={fields.commitHash}
-        onChange={(e) => setCommitHash(e.target.value)}
+        {...bind('commitHash', fields)}
       />
-      <Field
-        label="Message (optional)"
-        maxLength={1000}
-        value={commitMessage}
-        error={fields.commitMessage}
-        onChange={(e) => setCommitMessage(e.target.value)}
-      />
+      <Field label="Message (optional)" maxLength={1000} {...bind('commitMessage', fields)} />
       <button type="submit" className="primary" disabled={deploy.isPending}>
         Deploy
       </button>

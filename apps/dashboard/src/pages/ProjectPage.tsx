@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { useLocation, useParams } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
-import { ConfirmDelete } from '../components/ConfirmDelete';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
-import { ProjectFields } from '../components/ProjectFields';
-import { fieldErrorsOf, useTitle } from '../lib/forms';
+import { Breadcrumbs } from '../components/Breadcrumbs';
+import { DeleteSection } from '../components/DeleteSection';
+import { Loaded } from '../components/Loaded';
+import { ProjectForm, type ProjectBody } from '../components/ProjectForm';
+import { useTitle } from '../lib/forms';
 import { ServicesSection, servicesQuery } from './ServicesSection';
 import { WebhooksSection, webhooksQuery } from './WebhooksSection';
 
@@ -19,33 +19,31 @@ export function ProjectPage() {
   const { projectId } = useParams<{ projectId: string }>();
   const project = useQuery(projectQuery(projectId));
   useTitle(project.data?.name);
-  if (project.isPending) return <p role="status">Loading the project…</p>;
-  if (project.isError) return <ErrorView error={project.error} retry={() => project.refetch()} />;
   return (
-    <>
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href="/">Projects</Link>
-      </nav>
-      <h1>{project.data.name}</h1>
-      {project.data.description && <p className="description">{project.data.description}</p>}
-      <ServicesSection projectId={projectId} />
-      <WebhooksSection projectId={projectId} />
-      <ProjectSettings project={project.data} />
-      <DeleteProject project={project.data} />
-    </>
+    <Loaded query={project} loading="Loading the project…">
+      {(data) => (
+        <>
+          <Breadcrumbs />
+          <h1>{data.name}</h1>
+          {data.description && <p className="description">{data.description}</p>}
+          <ServicesSection projectId={projectId} />
+          <WebhooksSection projectId={projectId} />
+          <ProjectSettings project={data} />
+          <DeleteProject project={data} />
+        </>
+      )}
+    </Loaded>
   );
 }
 
 function ProjectSettings({ project }: { project: Schemas['Project'] }) {
   const queryClient = useQueryClient();
-  const [name, setName] = useState(project.name);
-  const [description, setDescription] = useState(project.description);
   const save = useMutation({
-    mutationFn: () =>
+    mutationFn: (body: ProjectBody) =>
       call(
         api.PATCH('/api/projects/{projectId}', {
           params: { path: { projectId: project.id } },
-          body: { name, description },
+          body,
         }),
       ),
     onSuccess: (saved) => {
@@ -53,39 +51,26 @@ function ProjectSettings({ project }: { project: Schemas['Project'] }) {
       void queryClient.invalidateQueries({ queryKey: ['projects'] });
     },
   });
-  const { fields, rest } = fieldErrorsOf(save.error, 'name');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    save.mutate();
-  };
   return (
-    <form className="panel" onSubmit={submit} aria-labelledby="project-settings-title">
-      <h2 id="project-settings-title">Project settings</h2>
-      <ProjectFields
-        name={name}
-        description={description}
-        errors={fields}
-        onName={setName}
-        onDescription={setDescription}
-        rows={3}
-      />
-      <button type="submit" disabled={save.isPending}>
-        Save project
-      </button>
+    <ProjectForm
+      title="Project settings"
+      initial={project}
+      rows={3}
+      submitLabel="Save project"
+      mutation={save}
+    >
       {save.isSuccess && !save.isPending && (
         <span role="status" className="hint">
           Saved.
         </span>
       )}
-      <ErrorNotice error={rest} />
-    </form>
+    </ProjectForm>
   );
 }
 
 function DeleteProject({ project }: { project: Schemas['Project'] }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
-  const [confirming, setConfirming] = useState(false);
   const services = useQuery(servicesQuery(project.id));
   const webhooks = useQuery(webhooksQuery(project.id));
   const remove = useMutation({
@@ -102,26 +87,18 @@ function DeleteProject({ project }: { project: Schemas['Project'] }) {
   const serviceCount = services.data?.services.length;
   const webhookCount = webhooks.data?.webhooks.length;
   return (
-    <section className="panel danger-zone" aria-labelledby="delete-project-title">
-      <h2 id="delete-project-title">Delete this project</h2>
-      <button type="button" className="danger" onClick={() => setConfirming(true)}>
-        Delete project…
-      </button>
-      <ConfirmDelete
-        open={confirming}
-        title={`Delete “${project.name}”?`}
-        confirmLabel="Delete project and everything in it"
-        busy={remove.isPending}
-        onConfirm={() => remove.mutate()}
-        onCancel={() => setConfirming(false)}
-      >
-        <p>
-          Goes with it: {serviceCount ?? 'its'} service{serviceCount === 1 ? '' : 's'} (their
-          deployments, logs and running apps, which stop answering) and {webhookCount ?? 'its'}{' '}
-          webhook{webhookCount === 1 ? '' : 's'} with their deliveries. This cannot be undone.
-        </p>
-        <ErrorNotice error={remove.error} />
-      </ConfirmDelete>
-    </section>
+    <DeleteSection
+      heading="Delete this project"
+      openLabel="Delete project…"
+      title={`Delete “${project.name}”?`}
+      confirmLabel="Delete project and everything in it"
+      remove={remove}
+    >
+      <p>
+        Goes with it: {serviceCount ?? 'its'} service{serviceCount === 1 ? '' : 's'} (their
+        deployments, logs and running apps, which stop answering) and {webhookCount ?? 'its'}{' '}
+        webhook{webhookCount === 1 ? '' : 's'} with their deliveries. This cannot be undone.
+      </p>
+    </DeleteSection>
   );
 }

@@ -1,10 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Link, useParams } from 'wouter';
+import { useState } from 'react';
+import { useParams } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { Breadcrumbs } from '../components/Breadcrumbs';
+import { ErrorNotice } from '../components/ErrorView';
+import { Loaded } from '../components/Loaded';
 import { SourceFields } from '../components/SourceFields';
-import { fieldErrorsOf, useTitle } from '../lib/forms';
+import { formOf, useTitle } from '../lib/forms';
 import { sourceBody, sourceFormOf } from '../lib/service-form';
 import { DeploymentsSection } from './DeploymentsSection';
 import { VariablesSection } from './VariablesSection';
@@ -21,30 +23,30 @@ export function ServicePage() {
   const params = useParams<ServiceParams>();
   const service = useQuery({ ...serviceQuery(params), refetchInterval: 5_000 });
   useTitle(service.data?.name);
-  if (service.isPending) return <p role="status">Loading the service…</p>;
-  if (service.isError) return <ErrorView error={service.error} retry={() => service.refetch()} />;
   return (
-    <>
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href="/">Projects</Link> / <Link href={`/projects/${params.projectId}`}>Project</Link>
-      </nav>
-      <h1>{service.data.name}</h1>
-      <p className="live-url">
-        {service.data.url ? (
-          <>
-            Live at{' '}
-            <a href={service.data.url} target="_blank" rel="noreferrer">
-              {service.data.url}
-            </a>
-          </>
-        ) : (
-          'Not live yet: deploy a commit.'
-        )}
-      </p>
-      <DeploymentsSection params={params} />
-      <VariablesSection params={params} />
-      <ServiceSettings params={params} service={service.data} />
-    </>
+    <Loaded query={service} loading="Loading the service…">
+      {(data) => (
+        <>
+          <Breadcrumbs projectId={params.projectId} />
+          <h1>{data.name}</h1>
+          <p className="live-url">
+            {data.url ? (
+              <>
+                Live at{' '}
+                <a href={data.url} target="_blank" rel="noreferrer">
+                  {data.url}
+                </a>
+              </>
+            ) : (
+              'Not live yet: deploy a commit.'
+            )}
+          </p>
+          <DeploymentsSection params={params} />
+          <VariablesSection params={params} />
+          <ServiceSettings params={params} service={data} />
+        </>
+      )}
+    </Loaded>
   );
 }
 
@@ -70,11 +72,7 @@ function ServiceSettings({
       void queryClient.invalidateQueries({ queryKey: ['services', params.projectId] });
     },
   });
-  const { fields, rest } = fieldErrorsOf(save.error, 'name');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    save.mutate();
-  };
+  const { fields, rest, submit } = formOf(save, () => save.mutate(), 'name');
   return (
     <details className="panel">
       <summary>

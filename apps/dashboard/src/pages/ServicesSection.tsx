@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ErrorNotice } from '../components/ErrorView';
+import { ListPanel } from '../components/ListPanel';
 import { SourceFields } from '../components/SourceFields';
 import { StatusBadge } from '../components/Status';
-import { fieldErrorsOf } from '../lib/forms';
+import { formOf } from '../lib/forms';
 import { emptySource, sourceBody } from '../lib/service-form';
 
 export const servicesQuery = (projectId: string) => ({
@@ -28,18 +29,15 @@ export const latestDeploymentQuery = (projectId: string, serviceId: string) => (
 export function ServicesSection({ projectId }: { projectId: string }) {
   const services = useQuery(servicesQuery(projectId));
   return (
-    <section className="panel" aria-labelledby="services-title">
-      <h2 id="services-title">Services</h2>
-      {services.isPending && <p role="status">Loading services…</p>}
-      {services.isError && <ErrorView error={services.error} retry={() => services.refetch()} />}
-      {services.isSuccess && services.data.services.length === 0 && <p>No services yet.</p>}
-      <ul className="rows" aria-label="Services">
-        {services.data?.services.map((service) => (
-          <ServiceRow key={service.id} service={service} />
-        ))}
-      </ul>
-      <CreateService projectId={projectId} />
-    </section>
+    <ListPanel
+      title="Services"
+      query={services}
+      items={services.data?.services}
+      loading="Loading services…"
+      after={<CreateService projectId={projectId} />}
+    >
+      {(service) => <ServiceRow key={service.id} service={service} />}
+    </ListPanel>
   );
 }
 
@@ -80,11 +78,7 @@ function CreateService({ projectId }: { projectId: string }) {
       navigate(`/projects/${projectId}/services/${service.id}`);
     },
   });
-  const { fields, rest } = fieldErrorsOf(create.error, 'name');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    create.mutate();
-  };
+  const { fields, rest, submit } = formOf(create, () => create.mutate(), 'name');
   return (
     <details className="create">
       <summary>New service</summary>

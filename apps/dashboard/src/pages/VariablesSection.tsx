@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call, type Schemas } from '../api/client';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
-import { fieldErrorsOf } from '../lib/forms';
+import { ListPanel } from '../components/ListPanel';
+import { formOf, useTextFields } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
 /** A service's variables: plain ones with their values, secret ones never shown after saving. */
@@ -18,17 +19,14 @@ export function VariablesSection({ params }: { params: ServiceParams }) {
       ),
   });
   return (
-    <section className="panel" aria-labelledby="variables-title">
-      <h2 id="variables-title">Variables</h2>
-      {variables.isError && <ErrorView error={variables.error} retry={() => variables.refetch()} />}
-      {variables.isSuccess && variables.data.variables.length === 0 && <p>No variables yet.</p>}
-      <ul className="rows" aria-label="Variables">
-        {variables.data?.variables.map((variable) => (
-          <VariableRow key={variable.name} params={params} variable={variable} />
-        ))}
-      </ul>
-      <VariableForm params={params} />
-    </section>
+    <ListPanel
+      title="Variables"
+      query={variables}
+      items={variables.data?.variables}
+      after={<VariableForm params={params} />}
+    >
+      {(variable) => <VariableRow key={variable.name} params={params} variable={variable} />}
+    </ListPanel>
   );
 }
 
@@ -55,7 +53,7 @@ function VariableRow({
 }) {
   const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
-  const [value, setValue] = useState('');
+  const { values, bind } = useTextFields({ value: '' });
   const [secret, setSecret] = useState(variable.secret);
   const save = useSaveVariable(params);
   const remove = useMutation({
@@ -67,10 +65,12 @@ function VariableRow({
       ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    save.mutate({ name: variable.name, value, secret }, { onSuccess: () => setEditing(false) });
-  };
+  const { submit } = formOf(save, () =>
+    save.mutate(
+      { name: variable.name, value: values.value, secret },
+      { onSuccess: () => setEditing(false) },
+    ),
+  );
   return (
     <li className="variable">
       <code>{variable.name}</code>
@@ -92,11 +92,7 @@ function VariableRow({
       </button>
       {editing && (
         <form onSubmit={submit} aria-label={`Change ${variable.name}`} className="inline">
-          <Field
-            label={`New value of ${variable.name}`}
-            value={value}
-            onChange={(e) => setValue(e.target.value)}
-          />
+          <Field label={`New value of ${variable.name}`} {...bind('value')} />
           <SecretToggle checked={secret} onChange={setSecret} />
           <button type="submit" disabled={save.isPending}>
             Save {variable.name}
@@ -118,24 +114,20 @@ function SecretToggle({ checked, onChange }: { checked: boolean; onChange: (v: b
 }
 
 function VariableForm({ params }: { params: ServiceParams }) {
-  const [name, setName] = useState('');
-  const [value, setValue] = useState('');
+  const { values, bind, reset } = useTextFields({ name: '', value: '' });
   const [secret, setSecret] = useState(false);
   const save = useSaveVariable(params);
-  const { fields, rest } = fieldErrorsOf(save.error);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const { fields, rest, submit } = formOf(save, () =>
     save.mutate(
-      { name, value, secret },
+      { ...values, secret },
       {
         onSuccess: () => {
-          setName('');
-          setValue('');
+          reset();
           setSecret(false);
         },
       },
-    );
-  };
+    ),
+  );
   // A bad name is a path parameter: the API names the field `name`.
   return (
     <form onSubmit={submit} aria-label="Add a variable" className="inline">
@@ -144,16 +136,9 @@ function VariableForm({ params }: { params: ServiceParams }) {
         required
         pattern="[A-Z_][A-Z0-9_]*"
         hint="Upper case, digits and _"
-        value={name}
-        error={fields.name}
-        onChange={(e) => setName(e.target.value)}
+        {...bind('name', fields)}
       />
-      <Field
-        label="Value"
-        value={value}
-        error={fields.value}
-        onChange={(e) => setValue(e.target.value)}
-      />
+      <Field label="Value" {...bind('value', fields)} />
       <SecretToggle checked={secret} onChange={setSecret} />
       <button type="submit" disabled={save.isPending}>
         Add variable

@@ -1,12 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { useState } from 'react';
+import { useLocation, useParams } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
-import { ConfirmDelete } from '../components/ConfirmDelete';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { Breadcrumbs } from '../components/Breadcrumbs';
+import { DeleteSection } from '../components/DeleteSection';
+import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
+import { Loaded } from '../components/Loaded';
 import { SecretOnce } from '../components/SecretOnce';
-import { fieldErrorsOf, useTitle } from '../lib/forms';
+import { formOf, useTextFields, useTitle } from '../lib/forms';
 import { Deliveries } from './Deliveries';
 
 type Params = { projectId: string; webhookId: string };
@@ -20,25 +22,25 @@ export function WebhookPage() {
       call(api.GET('/api/projects/{projectId}/webhooks/{webhookId}', { params: { path: params } })),
   });
   useTitle(webhook.data ? `Webhook ${webhook.data.url}` : undefined);
-  if (webhook.isPending) return <p role="status">Loading the webhook…</p>;
-  if (webhook.isError) return <ErrorView error={webhook.error} retry={() => webhook.refetch()} />;
   return (
-    <>
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href="/">Projects</Link> / <Link href={`/projects/${params.projectId}`}>Project</Link>
-      </nav>
-      <h1>Webhook</h1>
-      <p className="description">{webhook.data.url}</p>
-      <WebhookSettings params={params} webhook={webhook.data} />
-      <Deliveries params={params} />
-      <DeleteWebhook params={params} />
-    </>
+    <Loaded query={webhook} loading="Loading the webhook…">
+      {(data) => (
+        <>
+          <Breadcrumbs projectId={params.projectId} />
+          <h1>Webhook</h1>
+          <p className="description">{data.url}</p>
+          <WebhookSettings params={params} webhook={data} />
+          <Deliveries params={params} />
+          <DeleteWebhook params={params} />
+        </>
+      )}
+    </Loaded>
   );
 }
 
 function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas['Webhook'] }) {
   const queryClient = useQueryClient();
-  const [url, setUrl] = useState(webhook.url);
+  const { values, bind } = useTextFields({ url: webhook.url });
   const [enabled, setEnabled] = useState(webhook.enabled);
   const [secret, setSecret] = useState<string | null>(null);
   const update = useMutation({
@@ -64,22 +66,15 @@ function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas
       ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['deliveries', params.webhookId] }),
   });
-  const { fields, rest } = fieldErrorsOf(update.error, 'url');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    update.mutate({ url, enabled });
-  };
+  const { fields, rest, submit } = formOf(
+    update,
+    () => update.mutate({ url: values.url, enabled }),
+    'url',
+  );
   return (
     <form className="panel" onSubmit={submit} aria-labelledby="webhook-settings-title">
       <h2 id="webhook-settings-title">Settings</h2>
-      <Field
-        label="Webhook URL"
-        type="url"
-        required
-        value={url}
-        error={fields.url}
-        onChange={(e) => setUrl(e.target.value)}
-      />
+      <Field label="Webhook URL" type="url" required {...bind('url', fields)} />
       <div className="field checkbox">
         <input
           id="webhook-enabled"
@@ -118,7 +113,6 @@ function WebhookSettings({ params, webhook }: { params: Params; webhook: Schemas
 function DeleteWebhook({ params }: { params: Params }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
-  const [confirming, setConfirming] = useState(false);
   const remove = useMutation({
     mutationFn: () =>
       call(
@@ -130,22 +124,14 @@ function DeleteWebhook({ params }: { params: Params }) {
     },
   });
   return (
-    <section className="panel danger-zone" aria-labelledby="delete-webhook-title">
-      <h2 id="delete-webhook-title">Delete this webhook</h2>
-      <button type="button" className="danger" onClick={() => setConfirming(true)}>
-        Delete webhook…
-      </button>
-      <ConfirmDelete
-        open={confirming}
-        title="Delete this webhook?"
-        confirmLabel="Delete webhook"
-        busy={remove.isPending}
-        onConfirm={() => remove.mutate()}
-        onCancel={() => setConfirming(false)}
-      >
-        <p>Its deliveries go with it, and no more events are sent. This cannot be undone.</p>
-        <ErrorNotice error={remove.error} />
-      </ConfirmDelete>
-    </section>
+    <DeleteSection
+      heading="Delete this webhook"
+      openLabel="Delete webhook…"
+      title="Delete this webhook?"
+      confirmLabel="Delete webhook"
+      remove={remove}
+    >
+      <p>Its deliveries go with it, and no more events are sent. This cannot be undone.</p>
+    </DeleteSection>
   );
 }

@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
-import { ErrorNotice, ErrorView } from '../components/ErrorView';
+import { ErrorNotice } from '../components/ErrorView';
 import { Field } from '../components/Field';
+import { ListPanel } from '../components/ListPanel';
 import { SecretOnce } from '../components/SecretOnce';
-import { fieldErrorsOf } from '../lib/forms';
+import { formOf, useTextFields } from '../lib/forms';
 
 export const webhooksQuery = (projectId: string) => ({
   queryKey: ['webhooks', projectId],
@@ -17,46 +18,41 @@ export const webhooksQuery = (projectId: string) => ({
 export function WebhooksSection({ projectId }: { projectId: string }) {
   const webhooks = useQuery(webhooksQuery(projectId));
   return (
-    <section className="panel" aria-labelledby="webhooks-title">
-      <h2 id="webhooks-title">Webhooks</h2>
-      {webhooks.isError && <ErrorView error={webhooks.error} retry={() => webhooks.refetch()} />}
-      {webhooks.isSuccess && webhooks.data.webhooks.length === 0 && <p>No webhooks yet.</p>}
-      <ul className="rows" aria-label="Webhooks">
-        {webhooks.data?.webhooks.map((webhook) => (
-          <li key={webhook.id}>
-            <Link href={`/projects/${projectId}/webhooks/${webhook.id}`}>{webhook.url}</Link>
-            <span className="hint">{webhook.enabled ? 'enabled' : 'disabled'}</span>
-          </li>
-        ))}
-      </ul>
-      <CreateWebhook projectId={projectId} />
-    </section>
+    <ListPanel
+      title="Webhooks"
+      query={webhooks}
+      items={webhooks.data?.webhooks}
+      after={<CreateWebhook projectId={projectId} />}
+    >
+      {(webhook) => (
+        <li key={webhook.id}>
+          <Link href={`/projects/${projectId}/webhooks/${webhook.id}`}>{webhook.url}</Link>
+          <span className="hint">{webhook.enabled ? 'enabled' : 'disabled'}</span>
+        </li>
+      )}
+    </ListPanel>
   );
 }
 
 function CreateWebhook({ projectId }: { projectId: string }) {
   const queryClient = useQueryClient();
-  const [url, setUrl] = useState('');
+  const { values, bind, reset } = useTextFields({ url: '' });
   const [created, setCreated] = useState<Schemas['WebhookWithSecret'] | null>(null);
   const create = useMutation({
     mutationFn: () =>
       call(
         api.POST('/api/projects/{projectId}/webhooks', {
           params: { path: { projectId } },
-          body: { url, events: ['deployment.status_changed'] },
+          body: { url: values.url, events: ['deployment.status_changed'] },
         }),
       ),
     onSuccess: (webhook) => {
       setCreated(webhook);
-      setUrl('');
+      reset();
       void queryClient.invalidateQueries({ queryKey: ['webhooks', projectId] });
     },
   });
-  const { fields, rest } = fieldErrorsOf(create.error, 'url');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    create.mutate();
-  };
+  const { fields, rest, submit } = formOf(create, () => create.mutate(), 'url');
   return (
     <form onSubmit={submit} aria-label="New webhook">
       <Field
@@ -64,9 +60,7 @@ function CreateWebhook({ projectId }: { projectId: string }) {
         type="url"
         required
         hint="Receives deployment.status_changed events"
-        value={url}
-        error={fields.url}
-        onChange={(e) => setUrl(e.target.value)}
+        {...bind('url', fields)}
       />
       <button type="submit" disabled={create.isPending}>
         Create webhook

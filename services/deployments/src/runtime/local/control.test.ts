@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startTestServer, testLogger, type TestServer } from '@platform/shared/testing';
 import { createControlApp } from './control';
 import type { Launcher } from './launcher';
-import { Supervisor } from './supervisor';
+import { testSupervisor } from './testing';
 
 describe('the control API given a release a tenant could have shaped', () => {
   let runtimeDir: string;
@@ -19,16 +19,7 @@ describe('the control API given a release a tenant could have shaped', () => {
         throw new Error('nothing should be launched');
       },
     };
-    const supervisor = new Supervisor({
-      launcher,
-      runtimeDir,
-      logger: testLogger('supervisor'),
-      restart: { initialDelayMs: 100, maxDelayMs: 1_000, limit: 1, windowMs: 60_000 },
-      stopGraceMs: 1_000,
-      drainTimeoutMs: 1_000,
-      logLimits: { maxLineBytes: 16 * 1024, maxBytes: 1024 * 1024 },
-      retentionMs: 60_000,
-    });
+    const supervisor = testSupervisor({ launcher, runtimeDir });
     server = await startTestServer(createControlApp(supervisor, testLogger('control')));
   });
   afterAll(async () => {

@@ -9,6 +9,7 @@ import {
   startTestRuntime,
   stopSupervisor,
   testRelease,
+  withTestRuntime,
   writeTestApp,
   type TestRuntime,
 } from './testing';
@@ -361,22 +362,17 @@ describe('a supervisor without a sandbox', () => {
     );
   });
 
-  it('runs apps as plain processes when ALLOW_UNSANDBOXED=true', async () => {
-    const runtime = await startTestRuntime({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' });
-    try {
+  it('runs apps as plain processes when ALLOW_UNSANDBOXED=true', () =>
+    withTestRuntime({ SANDBOX: 'none', ALLOW_UNSANDBOXED: 'true' }, async (runtime) => {
       await runtime.client.deploy(testRelease('svc-plain', 'v1'));
 
       expect(await versionAt(runtime, 'svc-plain')).toEqual({ status: 200, version: 'v1' });
-    } finally {
-      await runtime.close();
-    }
-  });
+    }));
 });
 
 describe('a supervisor that is stopped', () => {
-  it('stops its apps with it, leaving no process behind', async () => {
-    const runtime = await startTestRuntime();
-    try {
+  it('stops its apps with it, leaving no process behind', () =>
+    withTestRuntime({}, async (runtime) => {
       const live = await runtime.client.deploy(testRelease('svc-shutdown', 'v1'));
       expect(isRunning(live.pid!)).toBe(true);
 
@@ -384,16 +380,12 @@ describe('a supervisor that is stopped', () => {
 
       expect(isRunning(live.pid!)).toBe(false);
       await expect(runtime.client.ping()).rejects.toThrow();
-    } finally {
-      await runtime.close();
-    }
-  });
+    }));
 });
 
 describe('a supervisor that is killed', () => {
-  it('takes its sandboxed apps with it', async () => {
-    const runtime = await startTestRuntime();
-    try {
+  it('takes its sandboxed apps with it', () =>
+    withTestRuntime({}, async (runtime) => {
       const supervisorPid = await runtime.client.ping();
       const live = await runtime.client.deploy(testRelease('svc-killed', 'v1'));
 
@@ -401,10 +393,7 @@ describe('a supervisor that is killed', () => {
 
       await waitFor(() => !isRunning(live.pid!), { what: 'the app to end with its supervisor' });
       await expect(runtime.get('svc-killed')).rejects.toThrow();
-    } finally {
-      await runtime.close();
-    }
-  });
+    }));
 });
 
 describe('a second supervisor on the same runtime directory', () => {

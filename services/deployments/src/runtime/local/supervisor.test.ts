@@ -3,13 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
-import { testLogger } from '@platform/shared/testing';
 import { Sandbox } from '../../sandbox/sandbox';
 import type { Launcher } from './launcher';
 import { sandboxLauncher } from './sandbox-launcher';
 import { TEST_LIMITS, testSandboxOptions } from '../../sandbox/testing';
-import { Supervisor } from './supervisor';
-import { isRunning, testRelease } from './testing';
+import { isRunning, testRelease, testSupervisor } from './testing';
 import { waitFor } from '@platform/shared/testing';
 
 /**
@@ -49,16 +47,7 @@ describe('the Supervisor (in this process)', () => {
   });
 
   const supervisorWith = (launcher: Launcher, retentionMs = 60_000) =>
-    new Supervisor({
-      retentionMs,
-      launcher,
-      runtimeDir,
-      logger: testLogger('supervisor'),
-      restart: { initialDelayMs: 100, maxDelayMs: 1_000, limit: 5, windowMs: 60_000 },
-      stopGraceMs: 2_000,
-      drainTimeoutMs: 1_000,
-      logLimits: { maxLineBytes: 16 * 1024, maxBytes: 1024 * 1024 },
-    });
+    testSupervisor({ launcher, runtimeDir, retentionMs });
 
   it('stops a process that was still being started when its release was stopped', async () => {
     const gated = gatedLauncher(

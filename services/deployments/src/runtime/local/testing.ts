@@ -2,9 +2,10 @@ import { Agent, request } from 'node:http';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, waitFor } from '@platform/shared/testing';
+import { freePort, testLogger, waitFor } from '@platform/shared/testing';
 import { connectLocalRuntime, type RuntimeClient } from './client';
 import type { ReleaseSpec } from './release';
+import { Supervisor, type SupervisorOptions } from './supervisor';
 
 /**
  * A tiny app as a kept build would hold it (until the git fixture's app is used): answers
@@ -44,6 +45,25 @@ export function writeTestApp(): string {
   writeFileSync(path.join(workspace, 'server.js'), APP_SOURCE, { mode: 0o644 });
   workspaces.push(workspace);
   return workspace;
+}
+
+/**
+ * A supervisor in this process for a test: restarts after 100 ms (at most 1 s), up to 5 in a
+ * minute, 2 s of grace, 1 s to drain, the default log bounds, a minute's retention; `options`
+ * name its launcher and directory and change any of these.
+ */
+export function testSupervisor(
+  options: Pick<SupervisorOptions, 'launcher' | 'runtimeDir'> & Partial<SupervisorOptions>,
+): Supervisor {
+  return new Supervisor({
+    logger: testLogger('supervisor'),
+    restart: { initialDelayMs: 100, maxDelayMs: 1_000, limit: 5, windowMs: 60_000 },
+    stopGraceMs: 2_000,
+    drainTimeoutMs: 1_000,
+    logLimits: { maxLineBytes: 16 * 1024, maxBytes: 1024 * 1024 },
+    retentionMs: 60_000,
+    ...options,
+  });
 }
 
 let releases = 0;
@@ -128,6 +148,19 @@ export async function startTestRuntime(env: Record<string, string> = {}): Promis
       }
     },
   };
+}
+
+/** Runs `test` with a runtime of its own (`env` as for startTestRuntime), closed after it, pass or fail. */
+export async function withTestRuntime(
+  env: Record<string, string>,
+  test: (runtime: TestRuntime) => Promise<void>,
+): Promise<void> {
+  const runtime = await startTestRuntime(env);
+  try {
+    await test(runtime);
+  } finally {
+    await runtime.close();
+  }
 }
 
 /** SIGTERM to the supervisor answering `client`, then waits until its process is gone. */
