@@ -17,8 +17,9 @@ const FLIP_ROUNDS = 30;
 const WAITING = 6;
 const LEASE_MS = 60_000;
 // The work is bounded by rounds, not time; a round takes a second or two, many on a loaded
-// machine. A test that ran out would race on in the background into the next one's claims.
-const HANG_GUARD_MS = 10 * 60_000;
+// machine. A test that ran out would race on in the background into the next one's claims, so
+// jest's deadline is only a guard against a hang.
+jest.setTimeout(10 * 60_000);
 let connections: Connection[] = [];
 let replicas: Models[] = [];
 
@@ -87,83 +88,71 @@ async function expectPlacesFilled(
 }
 
 describe('racing replicas and the per-account limits', () => {
-  it(
-    'of eight replicas claiming at once, never more than ACCOUNT_MAX_BUILDS of an account hold builds, and the places are filled',
-    async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const accountId = await waitingDeployments(WAITING);
+  it('of eight replicas claiming at once, never more than ACCOUNT_MAX_BUILDS of an account hold builds, and the places are filled', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const accountId = await waitingDeployments(WAITING);
 
-        const claims = await race({ maxBuilds: 2, maxApps: 100 });
+      const claims = await race({ maxBuilds: 2, maxApps: 100 });
 
-        await expectPlacesFilled(round, accountId, claims, 2);
-      }
-    },
-    HANG_GUARD_MS,
-  );
+      await expectPlacesFilled(round, accountId, claims, 2);
+    }
+  });
 
-  it(
-    'never both keep the last build place when racers see different deployments first (a service’s older one finishing mid-race)',
-    async () => {
-      for (let round = 0; round < FLIP_ROUNDS; round++) {
-        const accountId = buildService().accountId;
-        // The account's oldest waiting deployment waits for its service's older one, DEPLOYING
-        // on a worker; that one finishes at some moment of the race, so racers that look before
-        // it go past to the next deployment while those that look after take the first.
-        const service = h.projects.addService(buildService({ accountId }));
-        const older = await h.api.trigger(service, { commitHash: newCommitHash() });
+  it('never both keep the last build place when racers see different deployments first (a service’s older one finishing mid-race)', async () => {
+    for (let round = 0; round < FLIP_ROUNDS; round++) {
+      const accountId = buildService().accountId;
+      // The account's oldest waiting deployment waits for its service's older one, DEPLOYING
+      // on a worker; that one finishes at some moment of the race, so racers that look before
+      // it go past to the next deployment while those that look after take the first.
+      const service = h.projects.addService(buildService({ accountId }));
+      const older = await h.api.trigger(service, { commitHash: newCommitHash() });
+      await h.models.deployments.updateOne(
+        { _id: older.body.id },
+        {
+          $set: {
+            status: 'DEPLOYING',
+            leaseOwner: 'busy',
+            leaseUntil: new Date(Date.now() + LEASE_MS),
+          },
+        },
+      );
+      await h.api.trigger(service, { commitHash: newCommitHash() });
+      await waitingDeployments(WAITING - 1, accountId);
+      const finish = async () => {
+        await sleep(Math.random() * 20);
         await h.models.deployments.updateOne(
           { _id: older.body.id },
           {
             $set: {
-              status: 'DEPLOYING',
-              leaseOwner: 'busy',
-              leaseUntil: new Date(Date.now() + LEASE_MS),
+              status: 'DEPLOYED',
+              deployedAt: new Date(),
+              leaseOwner: null,
+              leaseUntil: new Date(0),
             },
           },
         );
-        await h.api.trigger(service, { commitHash: newCommitHash() });
-        await waitingDeployments(WAITING - 1, accountId);
-        const finish = async () => {
-          await sleep(Math.random() * 20);
-          await h.models.deployments.updateOne(
-            { _id: older.body.id },
-            {
-              $set: {
-                status: 'DEPLOYED',
-                deployedAt: new Date(),
-                leaseOwner: null,
-                leaseUntil: new Date(0),
-              },
-            },
-          );
-        };
+      };
 
-        const [claims] = await Promise.all([race({ maxBuilds: 1, maxApps: 100 }), finish()]);
+      const [claims] = await Promise.all([race({ maxBuilds: 1, maxApps: 100 }), finish()]);
 
-        await expectPlacesFilled(round, accountId, claims, 1);
-      }
-    },
-    HANG_GUARD_MS,
-  );
+      await expectPlacesFilled(round, accountId, claims, 1);
+    }
+  });
 
-  it(
-    'of eight replicas claiming at once, only one takes an account’s last app place',
-    async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const accountId = buildService().accountId;
-        // Two services of the account have their app live.
-        await waitingDeployments(2, accountId);
-        await h.models.deployments.updateMany(
-          { accountId },
-          { $set: { status: 'DEPLOYED', deployedAt: new Date() } },
-        );
-        await waitingDeployments(WAITING, accountId);
+  it('of eight replicas claiming at once, only one takes an account’s last app place', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const accountId = buildService().accountId;
+      // Two services of the account have their app live.
+      await waitingDeployments(2, accountId);
+      await h.models.deployments.updateMany(
+        { accountId },
+        { $set: { status: 'DEPLOYED', deployedAt: new Date() } },
+      );
+      await waitingDeployments(WAITING, accountId);
 
-        const claims = await race({ maxBuilds: 100, maxApps: 3 });
+      const claims = await race({ maxBuilds: 100, maxApps: 3 });
 
-        await expectPlacesFilled(round, accountId, claims, 1);
-      }
-    },
-    HANG_GUARD_MS,
-  );
+      await expectPlacesFilled(round, accountId, claims, 1);
+    }
+  });
 });

@@ -25,6 +25,25 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 const LIST_PROJECTS = { aud: 'projects', method: 'GET', path: '/api/projects' } as const;
 
+/** Requests of every service, each with the service that must get it. */
+const ROUTES = [
+  ['GET', '/api/accounts/me', 'auth'],
+  ['GET', '/api/projects', 'projects'],
+  ['GET', '/api/projects?limit=2&cursor=abc', 'projects'],
+  ['PATCH', '/api/projects/p1', 'projects'],
+  ['DELETE', '/api/projects/p1', 'projects'],
+  ['DELETE', '/api/projects/p1/services/s1', 'projects'],
+  ['GET', '/api/projects/p1/services/s1/deployments', 'deployments'],
+  ['POST', '/api/projects/p1/services/s1/deployments', 'deployments'],
+  ['GET', '/api/projects/p1/services/s1/deployments/d1?wait=1', 'deployments'],
+  ['POST', '/api/projects/p1/services/s1/deployments/d1/cancel', 'deployments'],
+  ['GET', '/api/projects/p1/webhooks', 'webhooks'],
+  ['PATCH', '/api/projects/p1/webhooks/w1', 'webhooks'],
+  ['POST', '/api/projects/p1/webhooks/w1/deliveries/x1/redeliver', 'webhooks'],
+] as const;
+
+const bodyFor = (method: string) => (method === 'GET' || method === 'DELETE' ? undefined : {});
+
 describe('proxying /api to the services', () => {
   const gateway = useRunning(() =>
     startGateway({ ALLOWED_ORIGINS: 'http://localhost:8080,https://app.example.com' }),
@@ -45,20 +64,10 @@ describe('proxying /api to the services', () => {
     return { response, received: stub.received.slice(before) };
   }
 
-  it.each([
-    ['GET', '/api/accounts/me', 'auth'],
-    ['GET', '/api/projects', 'projects'],
-    ['GET', '/api/projects?limit=2&cursor=abc', 'projects'],
-    ['PATCH', '/api/projects/p1', 'projects'],
-    ['DELETE', '/api/projects/p1/services/s1', 'projects'],
-    ['GET', '/api/projects/p1/services/s1/deployments', 'deployments'],
-    ['POST', '/api/projects/p1/services/s1/deployments/d1/cancel', 'deployments'],
-    ['GET', '/api/projects/p1/webhooks', 'webhooks'],
-    ['POST', '/api/projects/p1/webhooks/w1/deliveries/x1/redeliver', 'webhooks'],
-  ] as const)('sends %s %s to %s with the path unchanged', async (method, path, upstream) => {
+  it.each(ROUTES)('sends %s %s to %s with the path unchanged', async (method, path, upstream) => {
     const { response, received } = await through(gateway().stubs[upstream], path, {
       method,
-      body: method === 'GET' || method === 'DELETE' ? undefined : {},
+      body: bodyFor(method),
     });
 
     expect(response.status).toBe(200);
@@ -412,25 +421,21 @@ describe("the signed identity, as the services' own verification takes it", () =
       return { gateway, session, close: () => gateway.close() };
     });
 
-    it.each([
-      ['GET', '/api/accounts/me', 'auth'],
-      ['GET', '/api/projects?limit=2&cursor=abc', 'projects'],
-      ['DELETE', '/api/projects/p1', 'projects'],
-      ['POST', '/api/projects/p1/services/s1/deployments', 'deployments'],
-      ['GET', '/api/projects/p1/services/s1/deployments/d1?wait=1', 'deployments'],
-      ['PATCH', '/api/projects/p1/webhooks/w1', 'webhooks'],
-    ] as const)("%s %s is accepted by %s as the session's account", async (method, path, name) => {
-      const { gateway, session } = running();
+    it.each(ROUTES)(
+      "%s %s is accepted by %s as the session's account",
+      async (method, path, name) => {
+        const { gateway, session } = running();
 
-      const response = await gateway.request(path, {
-        method,
-        cookie: session.cookie,
-        body: method === 'POST' || method === 'PATCH' ? {} : undefined,
-      });
+        const response = await gateway.request(path, {
+          method,
+          cookie: session.cookie,
+          body: bodyFor(method),
+        });
 
-      expect(response.status).toBe(200);
-      expect(response.body).toEqual({ service: name, accountId: STUB_ACCOUNT.id, method, path });
-    });
+        expect(response.status).toBe(200);
+        expect(response.body).toEqual({ service: name, accountId: STUB_ACCOUNT.id, method, path });
+      },
+    );
 
     it('signs the path as the service receives it when the proxy rewrites it', async () => {
       const { gateway, session } = running();

@@ -79,8 +79,7 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
     projectId: string,
     body: CreateServiceBody,
   ): Promise<Service> {
-    const owner = await this.requireProject(accountId, projectId);
-    await this.assertRepositoryAllowed(body.repository);
+    const owner = await this.ownerForSettings(accountId, projectId, body.repository);
     const service = await this.createOwned(owner, body);
     // The project can be deleted between the check and the insert, after its cascade ran; such a
     // service would outlive it, so it is taken back.
@@ -98,9 +97,19 @@ export class ServicesService extends NamedResourceService<ServiceDocument, Servi
     serviceId: string,
     body: UpdateServiceBody,
   ): Promise<Service> {
-    const owner = await this.requireProject(accountId, projectId);
-    await this.assertRepositoryAllowed(body.repository);
+    const owner = await this.ownerForSettings(accountId, projectId, body.repository);
     return this.updateOwned(owner, serviceId, body);
+  }
+
+  /** The caller's project, under which a service may be given this repository (or none). */
+  private async ownerForSettings(
+    accountId: string,
+    projectId: string,
+    repository: string | null | undefined,
+  ) {
+    const owner = await this.requireProject(accountId, projectId);
+    await this.assertRepositoryAllowed(repository);
+    return owner;
   }
 
   /** The live service of the caller's project, as its owner: 404 otherwise. */
