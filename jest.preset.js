@@ -12,6 +12,7 @@ module.exports = {
   moduleNameMapper: {
     '^@platform/shared$': path.join(__dirname, 'libs/shared/src/index.ts'),
     '^@platform/shared/testing$': path.join(__dirname, 'libs/shared/src/testing/index.ts'),
+    '^@platform/kube$': path.join(__dirname, 'libs/kube/src/index.ts'),
   },
   testMatch: ['<rootDir>/src/**/*.test.ts'],
   globalSetup: path.join(__dirname, 'libs/shared/src/testing/global-setup.ts'),
