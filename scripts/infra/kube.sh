@@ -106,13 +106,18 @@ kube_launch() {
     bash "$INFRA_DIR/kube/run.sh"
 }
 
-# Ready: the node is Ready and the registry answers.
+# Ready: every process started, the registry answers, and the node is Ready by a heartbeat of
+# this run's kubelet (the Node object kept in etcd still says Ready from the previous run).
 kube_ready() {
-  local bin; bin="$(kube_cluster_bin 2>/dev/null)" || return 1
-  [ -x "$bin" ] && [ -s "$KUBE_DIR/admin.kubeconfig" ] || return 1
+  local bin ready since
+  bin="$(kube_cluster_bin 2>/dev/null)" || return 1
+  [ -x "$bin" ] && [ -s "$KUBE_DIR/admin.kubeconfig" ] && [ -f "$KUBE_STATE_DIR/all-started" ] || return 1
   curl -fsS -o /dev/null "http://127.0.0.1:$KUBE_REGISTRY_PORT/v2/" || return 1
-  [ "$(kubectl get node "$KUBE_NODE_NAME" --request-timeout=3s \
-        -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+  ready="$(kubectl get node "$KUBE_NODE_NAME" --request-timeout=3s \
+    -o 'jsonpath={range .status.conditions[?(@.type=="Ready")]}{.status} {.lastHeartbeatTime}{end}' 2>/dev/null)" \
+    || return 1
+  since="$(cat "$KUBE_STATE_DIR/started-at" 2>/dev/null)" || return 1
+  [ "${ready%% *}" = True ] && [ "$(date -u -d "${ready#* }" +%s 2>/dev/null || echo 0)" -ge "$since" ]
 }
 
 # After the supervisor is gone (stopped, crashed or failed to start): the host as it was.

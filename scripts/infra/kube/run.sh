@@ -80,6 +80,8 @@ table ip platform_kube {
 EOF
 
 mkdir -p "$KUBE_STATE_DIR"
+rm -f "$KUBE_STATE_DIR/all-started"
+date -u +%s >"$KUBE_STATE_DIR/started-at"
 spawn registry docker-registry serve "$d/registry.yml"
 spawn etcd "$KUBE_BIN" etcd --name "$KUBE_NODE_NAME" --data-dir "$d/etcd" --log-level warn \
   --listen-client-urls "http://127.0.0.1:$KUBE_ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$KUBE_ETCD_PORT" \
@@ -114,6 +116,7 @@ spawn kubelet "$KUBE_BIN" kubelet --config "$d/kubelet.yaml" --kubeconfig "$d/ku
 spawn kube-proxy "$KUBE_BIN" kube-proxy --config "$d/kube-proxy.yaml"
 spawn coredns "$KUBE_COREDNS" -conf "$d/Corefile"
 say "all started"
+touch "$KUBE_STATE_DIR/all-started"
 
 # Watch: the first process to exit ends the cluster (its log says why).
 while true; do
