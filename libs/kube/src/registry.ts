@@ -24,6 +24,20 @@ export interface PushedImage {
 }
 
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
+/** What we read: OCI manifests and Docker's (crane pushes those). */
+const MANIFEST_TYPES = `${MANIFEST}, application/vnd.docker.distribution.manifest.v2+json`;
+const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
+
+interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+}
+
+interface ImageConfigBlob {
+  config?: { Env?: string[] } & Record<string, unknown>;
+  rootfs: { diff_ids: string[] };
+}
 const sha256 = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 
 export class RegistryError extends Error {
@@ -78,33 +92,57 @@ export class Registry {
    * Pushes an image of the given layers (uncompressed tar archives, bottom first) under `tag`
    * and returns its digest reference.
    */
-  async pushImage(
+  pushImage(
     repository: string,
     tag: string,
     layers: Buffer[],
     run: ImageRunConfig,
   ): Promise<PushedImage> {
-    const blobs = layers.map((tar) => ({ tar, gz: gzipSync(tar) }));
-    const layerDescriptors = [];
-    for (const { gz } of blobs) {
+    return this.appendImage(null, repository, tag, layers, run);
+  }
+
+  /**
+   * Pushes `base` (an image of this registry, by tag or digest) with `layers` on top and `run`
+   * merged into its configuration (`env` added to the base's) under `repository:tag`. The base's
+   * layers are mounted from its repository, never copied through this process.
+   */
+  async appendImage(
+    base: string | null,
+    repository: string,
+    tag: string,
+    layers: Buffer[],
+    run: ImageRunConfig,
+  ): Promise<PushedImage> {
+    const from = base ? await this.readImage(base) : null;
+    const layerDescriptors: Descriptor[] = [];
+    for (const layer of from?.manifest.layers ?? []) {
+      await this.mountBlob(repository, layer.digest, from!.repository);
+      layerDescriptors.push({ ...layer, mediaType: OCI_LAYER });
+    }
+    const diffIds = [...(from?.config.rootfs.diff_ids ?? [])];
+    for (const tar of layers) {
+      const gz = gzipSync(tar);
       layerDescriptors.push({
-        mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+        mediaType: OCI_LAYER,
         digest: await this.pushBlob(repository, gz),
         size: gz.length,
       });
+      diffIds.push(sha256(tar));
     }
+    const baseRun = from?.config.config ?? {};
     const config = Buffer.from(
       JSON.stringify({
         architecture: 'amd64',
         os: 'linux',
         config: {
-          Entrypoint: run.entrypoint,
-          Cmd: run.cmd,
-          Env: run.env,
-          WorkingDir: run.workingDir,
-          User: run.user,
+          ...baseRun,
+          ...(run.entrypoint && { Entrypoint: run.entrypoint }),
+          ...(run.cmd && { Cmd: run.cmd }),
+          ...(run.env && { Env: [...(baseRun.Env ?? []), ...run.env] }),
+          ...(run.workingDir && { WorkingDir: run.workingDir }),
+          ...(run.user && { User: run.user }),
         },
-        rootfs: { type: 'layers', diff_ids: blobs.map(({ tar }) => sha256(tar)) },
+        rootfs: { type: 'layers', diff_ids: diffIds },
       }),
     );
     const manifest = Buffer.from(
@@ -132,27 +170,61 @@ export class Registry {
     return { reference: `${this.host}/${repository}@${digest}`, digest };
   }
 
+  /** An image's manifest and configuration; `image` is `<registry>/<repository>(:tag|@digest)`. */
+  private async readImage(image: string) {
+    const { repository, reference } = this.parse(image);
+    const manifest = (await (
+      await expectStatus(
+        await fetch(this.url(`/v2/${repository}/manifests/${reference}`), {
+          headers: { accept: MANIFEST_TYPES },
+        }),
+        [200],
+        `reading ${image}`,
+      )
+    ).json()) as { config: Descriptor; layers: Descriptor[] };
+    const config = (await (
+      await expectStatus(
+        await fetch(this.url(`/v2/${repository}/blobs/${manifest.config.digest}`)),
+        [200],
+        `reading the configuration of ${image}`,
+      )
+    ).json()) as ImageConfigBlob;
+    return { repository, manifest, config };
+  }
+
+  /** Makes a blob of `from` part of `repository` (the registry links it; nothing is copied). */
+  private async mountBlob(repository: string, digest: string, from: string): Promise<void> {
+    const res = await fetch(
+      this.url(`/v2/${repository}/blobs/uploads/?mount=${digest}&from=${from}`),
+      { method: 'POST' },
+    );
+    await expectStatus(res, [201], `mounting ${digest} from ${from} into ${repository}`);
+  }
+
+  private parse(image: string): { repository: string; reference: string } {
+    const prefix = `${this.host}/`;
+    const rest = image.startsWith(prefix) ? image.slice(prefix.length) : null;
+    const match = rest?.match(/^([a-z0-9._/-]+)(?:@(sha256:[0-9a-f]{64})|:([\w.-]+))$/);
+    if (!match?.[1]) throw new RegistryError(`${image} is not an image of ${this.host}`);
+    return { repository: match[1], reference: match[2] ?? match[3] ?? 'latest' };
+  }
+
   /**
    * `<registry>/<repository>@sha256:…` for `<registry>/<repository>:<tag>` as the registry has it
    * now: what a pod should run, since a node keeps what it pulled under a tag.
    */
   async pinned(image: string): Promise<string> {
-    const prefix = `${this.host}/`;
-    const at = image.lastIndexOf(':');
-    if (!image.startsWith(prefix) || at < prefix.length) {
-      throw new RegistryError(`${image} is not a tagged image of ${this.host}`);
-    }
-    const repository = image.slice(prefix.length, at);
-    const digest = await this.resolve(repository, image.slice(at + 1));
+    const { repository, reference } = this.parse(image);
+    const digest = await this.resolve(repository, reference);
     if (!digest) throw new RegistryError(`${image}: no such image in the registry`);
-    return `${prefix}${repository}@${digest}`;
+    return `${this.host}/${repository}@${digest}`;
   }
 
   /** The digest `repository:tag` names, or null when the registry has no such tag. */
   async resolve(repository: string, tag: string): Promise<string | null> {
     const res = await fetch(this.url(`/v2/${repository}/manifests/${tag}`), {
       method: 'HEAD',
-      headers: { accept: `${MANIFEST}, application/vnd.docker.distribution.manifest.v2+json` },
+      headers: { accept: MANIFEST_TYPES },
     });
     if (res.status === 404) return null;
     await expectStatus(res, [200], `looking up ${repository}:${tag}`);

@@ -290,10 +290,14 @@ export const cancelBuild = (settings: KubernetesRunnerSettings, spec: Deployment
   propagationPolicy: 'Foreground' as const,
 });
 
-/** A release: applied server-side, field manager `platform-deployments`. */
+/**
+ * A release: applied server-side, field manager `platform-deployments`. `image` is what the
+ * build pushed, by digest (default: the deployment's tag).
+ */
 export function releaseObjects(
   settings: KubernetesRunnerSettings,
   spec: DeploymentSpec,
+  image = imageOf(settings, spec),
 ): K8sObject[] {
   const name = appName(spec);
   const namespace = appNamespaceOf(settings, spec.projectId);
@@ -337,7 +341,7 @@ export function releaseObjects(
             containers: [
               {
                 name: 'app',
-                image: imageOf(settings, spec),
+                image,
                 ports: [{ name: 'http', containerPort: APP_PORT }],
                 env: Object.entries({ PORT: String(APP_PORT), ...platformEnv(spec) }).map(
                   ([envName, value]) => ({ name: envName, value }),

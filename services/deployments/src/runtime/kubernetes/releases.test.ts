@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { findOrStartCluster, kubeConfigOf, k8s, Registry, type Cluster } from '@platform/kube';
+import { waitFor } from '@platform/shared/testing';
+import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { KubernetesReleases, type Release } from './releases';
+
+/**
+ * DEPLOYING on a real cluster (scripts/infra kube, or the one KUBECONFIG names): a release of an
+ * image in the cluster's registry rolls out and answers at its Service; a release whose health
+ * check never passes is FAILED by its progress deadline, with the reason, while the previous one
+ * answers throughout, and its objects are put back.
+ */
+
+const id = () => randomBytes(12).toString('hex');
+
+/** An app on the Node base image: `PORT`, its version on `/`, a health check that may fail. */
+const app = (version: string, healthy: boolean) => `
+require('node:http').createServer((req, res) => {
+  if (req.url === '/healthz') res.statusCode = ${healthy ? 200 : 500};
+  res.end('${version}');
+}).listen(Number(process.env.PORT));
+`;
+
+describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
+  let cluster: Cluster;
+  let settings: KubernetesRunnerSettings;
+  let releases: KubernetesReleases;
+  const projectId = id();
+  const serviceId = id();
+
+  const specOf = (deploymentId: string): DeploymentSpec => ({
+    deploymentId,
+    serviceId,
+    projectId,
+    accountId: id(),
+    commitHash: 'a'.repeat(40),
+    repository: 'https://example.invalid/repo.git',
+    branch: 'main',
+    rootDirectory: '',
+    buildCommand: null,
+    startCommand: null,
+    healthCheckPath: '/healthz',
+    variables: { GREETING: 'hello' },
+  });
+
+  const release = async (version: string, healthy: boolean): Promise<Release> => {
+    const spec = specOf(id());
+    const image = await new Registry(cluster.registry).appendImage(
+      cluster.nodeImage,
+      `apps/${serviceId}`,
+      spec.deploymentId,
+      [],
+      { cmd: ['-e', app(version, healthy)] },
+    );
+    return { spec, image: image.reference };
+  };
+
+  beforeAll(async () => {
+    cluster = await findOrStartCluster();
+    settings = {
+      buildNamespace: 'platform-builds',
+      appNamespacePrefix: `rt-${randomBytes(3).toString('hex')}`,
+      ingressControllerNamespace: 'platform-router',
+      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
+      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
+      registry: cluster.registry,
+      appsDomain: 'apps.localhost',
+      ingressClassName: 'platform',
+      registrySecret: 'registry',
+      baseImage: cluster.nodeImage,
+      buildkitImage: 'unused',
+      gitImage: 'unused',
+      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
+      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 15 },
+    };
+    releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
+  }, 50 * 60_000);
+
+  afterAll(async () => {
+    await kubeConfigOf(cluster)
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
+      .catch(() => undefined);
+  });
+
+  test('a healthy release is DEPLOYED and answers; one that never gets healthy is FAILED while the first answers', async () => {
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const namespace = appNamespaceOf(settings, projectId);
+    const first = await release('v1', true);
+    expect(await releases.deploy(first)).toEqual({ outcome: 'DEPLOYED' });
+
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    const url = `http://${service.spec?.clusterIP}/`;
+    await waitFor(async () => (await (await fetch(url)).text()) === 'v1', {
+      timeoutMs: 30_000,
+      what: `${url} to answer v1`,
+    });
+
+    // While the second rolls out and fails, every answer is the first's.
+    const answers: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        answers.push(await (await fetch(url)).text().catch((err: unknown) => String(err)));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const second = await release('v2', false);
+    const result = await releases.deploy(second, first);
+    polling = false;
+    await poller;
+
+    expect(result.outcome).toBe('FAILED');
+    expect(result.reason).toMatch(
+      /^progress deadline exceeded \(15 s\): running, readiness never passed/,
+    );
+    expect(answers.length).toBeGreaterThan(20);
+    expect(new Set(answers)).toEqual(new Set(['v1']));
+
+    const apps = kubeConfigOf(cluster).makeApiClient(k8s.AppsV1Api);
+    const deployment = await apps.readNamespacedDeployment({ name: `app-${serviceId}`, namespace });
+    expect(deployment.spec?.template.spec?.containers[0]?.image).toBe(first.image);
+    expect(await (await fetch(url)).text()).toBe('v1');
+  }, 180_000);
+});
