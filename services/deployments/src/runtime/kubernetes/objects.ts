@@ -25,6 +25,7 @@ interface ObjectMeta {
   namespace?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
 }
 
 /** The runner's settings: the cluster's side of the platform's configuration. */
@@ -107,7 +108,7 @@ function labels(spec: DeploymentSpec, component: 'build' | 'app'): Record<string
 }
 
 /** What the build and the app see besides the variables (contracts.md). */
-function platformEnv(spec: DeploymentSpec): Record<string, string> {
+export function platformEnv(spec: DeploymentSpec): Record<string, string> {
   return {
     PLATFORM_DEPLOYMENT_ID: spec.deploymentId,
     PLATFORM_SERVICE_ID: spec.serviceId,
