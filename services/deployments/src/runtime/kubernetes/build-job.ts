@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Registry } from '@platform/kube';
 import { runProgram } from '@platform/shared';
+import { buildContainerCommand, WORKSPACE } from './build-output';
 import {
   platformEnv,
   RESTRICTED_CONTAINER,
@@ -15,11 +16,9 @@ import {
  * A build on the cluster without any way from the build's pod to the platform or the host: the
  * platform fetches the commit itself (as the local runtime does) and pushes the checkout into the
  * registry as a layer on the service's base image, the build context; the kubelet pulls that image
- * for the Job, whose one container runs the build command in it.
+ * for the Job, whose one container runs the build command in it. Its result comes back through
+ * the API server (build-output.ts) and the platform pushes the app's image (builds.ts).
  */
-
-/** Where the checkout is in the build context (the base image's user owns it). */
-export const WORKSPACE = '/home/node/workspace';
 
 export const buildJobName = (spec: Pick<DeploymentSpec, 'deploymentId'>) =>
   `build-${spec.deploymentId}`;
@@ -114,8 +113,8 @@ export function buildJobObjects(
                 name: 'build',
                 image: contextImage,
                 workingDir: workdir,
-                // The command is an argument of sh, never part of a script the platform writes.
-                command: ['sh', '-c', spec.buildCommand ?? 'true'],
+                // The command is an argument of sh, never part of the script (build-output.ts).
+                command: buildContainerCommand(spec.buildCommand ?? 'true'),
                 env: Object.entries({ HOME: '/home/node', ...platformEnv(spec) }).map(
                   ([envName, value]) => ({ name: envName, value }),
                 ),
@@ -129,4 +128,28 @@ export function buildJobObjects(
       },
     },
   };
+}
+
+/**
+ * The app's image `<registry>/apps/<serviceId>:<deploymentId>`: the base image, the built
+ * workspace, `sh -c startCommand` in the root directory. Its digest reference.
+ */
+export async function pushAppImage(
+  registry: Registry,
+  settings: KubernetesRunnerSettings,
+  spec: DeploymentSpec,
+  workspace: Buffer,
+): Promise<string> {
+  const image = await registry.appendImage(
+    settings.baseImage,
+    `apps/${spec.serviceId}`,
+    spec.deploymentId,
+    [workspace],
+    {
+      entrypoint: ['sh', '-c', spec.startCommand ?? 'npm start'],
+      cmd: [],
+      workingDir: path.posix.join(WORKSPACE, spec.rootDirectory),
+    },
+  );
+  return image.reference;
 }

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { k8s, type Kubernetes } from '@platform/kube';
 import { buildJobName, buildJobObjects } from './build-job';
+import { buildExitCode, collectWorkspace } from './build-output';
 import { buildOutcome, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
 import { buildNamespaceObjects } from './tenancy';
@@ -17,6 +18,8 @@ export interface BuildResult {
   /** The Job's failure reason (BackoffLimitExceeded for an exit, DeadlineExceeded, …). */
   reason?: string;
   exitCode?: number;
+  /** A succeeded build's workspace, a tar layer for pushAppImage (build-job.ts). */
+  workspace?: Buffer;
 }
 
 const POLL_MS = 250;
@@ -101,12 +104,31 @@ export class KubernetesBuilds {
       if (current.status?.phase === 'Failed') break;
       await sleep(POLL_MS);
     }
-    await new Promise<void>((resolve) => {
+    const logEnded = this.streamLog(podName, onLine);
+    // Until the Job has a verdict: a command that exited 0 waits for its workspace to be copied.
+    let workspace: Buffer | undefined;
+    for (;;) {
+      const job = await this.job(spec);
+      if (!job || job.metadata?.deletionTimestamp || buildOutcome(job).state !== 'running') break;
+      if (!workspace) {
+        const code = await buildExitCode(this.kc, namespace, podName).catch(() => null);
+        if (code === 0) workspace = await collectWorkspace(this.kc, namespace, podName);
+      }
+      await sleep(POLL_MS);
+    }
+    await logEnded;
+    const result = await this.outcome(spec, podName);
+    return result.state === 'succeeded' && workspace ? { ...result, workspace } : result;
+  }
+
+  /** Follows the build container's log to its end, line by line. */
+  private streamLog(podName: string, onLine: (line: string) => void): Promise<void> {
+    return new Promise<void>((resolve) => {
       const out = lineWriter(onLine);
       out.on('finish', () => resolve());
       void new k8s.Log(this.kc)
         .log(
-          namespace,
+          this.settings.buildNamespace,
           podName,
           'build',
           out,
@@ -121,7 +143,6 @@ export class KubernetesBuilds {
           out.end();
         });
     });
-    return this.outcome(spec, podName);
   }
 
   /** Deletes the Job; its pod (and so the build) goes with it. */
