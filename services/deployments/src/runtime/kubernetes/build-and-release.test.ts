@@ -39,8 +39,8 @@ describe('Kubernetes build then release', () => {
       baseImage: cluster.nodeImage,
       buildkitImage: 'unused',
       gitImage: 'unused',
-      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 120 },
-      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 30 },
+      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
+      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 300 },
     };
     checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
     writeFileSync(
@@ -109,5 +109,5 @@ fs.writeFileSync('dist/server.js', "require('node:http').createServer((q, r) => 
       { timeoutMs: 30_000, what: 'the release to answer at its Service' },
     );
     expect(answer).toBe(`built by ${spec.deploymentId}, running ${spec.deploymentId}`);
-  }, 240_000);
+  }, 900_000);
 });

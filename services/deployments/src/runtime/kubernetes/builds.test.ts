@@ -63,7 +63,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
       baseImage: cluster.nodeImage,
       buildkitImage: 'unused',
       gitImage: 'unused',
-      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 120 },
+      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
       app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 15 },
     };
     checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
@@ -96,7 +96,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
     expect(text).toEqual(['first hello there', `built ${spec.deploymentId} as 1000`]);
     // The first line was here while the build still slept: streamed, not collected at the end.
     expect(lines[1]!.at - lines[0]!.at).toBeGreaterThanOrEqual(2_000);
-  }, 180_000);
+  }, 600_000);
 
   test('a failing build command fails the build with its exit code', async () => {
     const { lines, result } = await build('echo oops >&2; exit 3');
@@ -106,7 +106,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
       exitCode: 3,
     });
     expect(lines.map((l) => l.line)).toEqual(['oops']);
-  }, 180_000);
+  }, 600_000);
 
   test('the deadline ends a build that runs too long', async () => {
     const { result } = await build('echo slow; sleep 120', {
@@ -114,7 +114,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
     });
     expect(result.state).toBe('failed');
     expect(result.reason).toBe('DeadlineExceeded');
-  }, 180_000);
+  }, 600_000);
 
   test('cancel deletes the Job and its pod; follow says cancelled', async () => {
     const builds = new KubernetesBuilds(kubeConfigOf(cluster), settings);
@@ -150,5 +150,5 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
       },
       { timeoutMs: 60_000, intervalMs: 250, what: 'the Job and its pod to be gone' },
     );
-  }, 180_000);
+  }, 600_000);
 });
