@@ -15,6 +15,8 @@ KUBE_NODE_IP=10.244.0.1
 KUBE_POD_SUBNET=10.244.0.0/24
 KUBE_SERVICE_CIDR=10.96.0.0/16
 KUBE_API_SERVICE_IP=10.96.0.1
+# What tenants' pods may never reach (services/deployments/src/sandbox/network/non-public-ranges.ts).
+KUBE_NON_PUBLIC_IPV4="0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, 192.88.99.0/24, 192.168.0.0/16, 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4"
 KUBE_PAUSE_IMAGE="127.0.0.1:$KUBE_REGISTRY_PORT/platform/pause:3.10.2"
 
 KUBE_DIR="$INFRA_RUN_DIR/kube"           # data (etcd, images, registry) and generated config

@@ -63,18 +63,42 @@ await() {
 }
 api() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$KUBE_PORT$1"; }
 
-# The pods' bridge carries the node's address before anything listens on it; pods' traffic to
-# anywhere else leaves masqueraded, through a table of the cluster's own (kube/host.sh deletes it).
+# The pods' bridge carries the node's address before anything listens on it. The cluster's own
+# nftables table (kube/host.sh deletes it) masquerades pods' traffic leaving the node and holds
+# tenants' pods to what contracts.md lets tenant code reach, whatever NetworkPolicies say (this
+# cluster has no policy-enforcing network plugin): of the node, only CoreDNS (53 on the node's
+# address): not kubelet, not the apiserver, nothing bound to 0.0.0.0; beyond the node, other pods
+# and public addresses, never a private, loopback, link-local or reserved one (the package
+# registries' addresses excepted, as for the sandboxes: registry-egress.sh).
 if ! ip link show "$KUBE_BRIDGE" >/dev/null 2>&1; then
   ip link add "$KUBE_BRIDGE" type bridge && ip addr add "$KUBE_NODE_IP/24" dev "$KUBE_BRIDGE" \
     || { say "could not make the bridge $KUBE_BRIDGE"; exit 1; }
 fi
 ip link set "$KUBE_BRIDGE" up
+allow="$(bash "$INFRA_DIR/registry-egress.sh" 2>/dev/null || true)"
 nft -f - <<EOF || { say "could not add the nftables table ip platform_kube"; exit 1; }
 table ip platform_kube {
+  set allow4 {
+    type ipv4_addr; flags interval;${allow:+ elements = { $allow }}
+  }
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
     ip saddr $KUBE_POD_SUBNET ip daddr != $KUBE_POD_SUBNET masquerade
+  }
+  chain input {
+    type filter hook input priority filter - 5; policy accept;
+    iifname "$KUBE_BRIDGE" ct state established,related accept
+    iifname "$KUBE_BRIDGE" ip daddr $KUBE_NODE_IP meta l4proto { tcp, udp } th dport 53 accept
+    iifname "$KUBE_BRIDGE" meta l4proto tcp reject with tcp reset
+    iifname "$KUBE_BRIDGE" reject with icmp type admin-prohibited
+  }
+  chain forward {
+    type filter hook forward priority filter - 5; policy accept;
+    iifname "$KUBE_BRIDGE" ct state established,related accept
+    iifname "$KUBE_BRIDGE" ip daddr $KUBE_POD_SUBNET accept
+    iifname "$KUBE_BRIDGE" ip daddr @allow4 accept
+    iifname "$KUBE_BRIDGE" ip daddr { $KUBE_NON_PUBLIC_IPV4 } meta l4proto tcp reject with tcp reset
+    iifname "$KUBE_BRIDGE" ip daddr { $KUBE_NON_PUBLIC_IPV4 } reject with icmp type admin-prohibited
   }
 }
 EOF
