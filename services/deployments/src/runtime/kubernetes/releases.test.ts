@@ -14,11 +14,11 @@ import { KubernetesReleases, type Release } from './releases';
 const id = () => randomBytes(12).toString('hex');
 
 /** An app on the Node base image: `PORT`, its version on `/`, a health check that may fail. */
-const app = (version: string, healthy: boolean) => `
-require('node:http').createServer((req, res) => {
+const app = (version: string, healthy: boolean, listenAfterMs = 0) => `
+setTimeout(() => require('node:http').createServer((req, res) => {
   if (req.url === '/healthz') res.statusCode = ${healthy ? 200 : 500};
   res.end('${version}');
-}).listen(Number(process.env.PORT));
+}).listen(Number(process.env.PORT)), ${listenAfterMs});
 `;
 
 describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
@@ -43,14 +43,18 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
     variables: { GREETING: 'hello' },
   });
 
-  const release = async (version: string, healthy: boolean): Promise<Release> => {
+  const release = async (
+    version: string,
+    healthy: boolean,
+    listenAfterMs = 0,
+  ): Promise<Release> => {
     const spec = specOf(id());
     const image = await new Registry(cluster.registry).appendImage(
       cluster.nodeImage,
       `apps/${serviceId}`,
       spec.deploymentId,
       [],
-      { cmd: ['-e', app(version, healthy)] },
+      { cmd: ['-e', app(version, healthy, listenAfterMs)] },
     );
     return { spec, image: image.reference };
   };
@@ -126,5 +130,32 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
     const deployment = await apps.readNamespacedDeployment({ name: `app-${serviceId}`, namespace });
     expect(deployment.spec?.template.spec?.containers[0]?.image).toBe(first.image);
     expect(await (await fetch(url)).text()).toBe('v1');
+  }, 420_000);
+
+  test('a restarted deployments service picks up a rollout in progress and gets its verdict', async () => {
+    const namespace = appNamespaceOf(settings, projectId);
+    const patient = { ...settings, app: { ...settings.app, healthCheckTimeoutSeconds: 300 } };
+    // This service applies the release and is gone before the rollout ends (the new pod
+    // answers only after 5 s)...
+    const slow = await release('v3', true, 5_000);
+    await new KubernetesReleases(kubeConfigOf(cluster), patient).applyRelease(slow);
+    // ...and the next one, with nothing but the cluster to go on, watches it to its end.
+    const restarted = new KubernetesReleases(kubeConfigOf(cluster), patient);
+    expect(await restarted.watchRollout(slow.spec)).toEqual({ outcome: 'DEPLOYED' });
+    // One restarted after the rollout ended reads the verdict at once (its deadline is short).
+    const late = new KubernetesReleases(kubeConfigOf(cluster), {
+      ...settings,
+      app: { ...settings.app, healthCheckTimeoutSeconds: 1 },
+    });
+    expect(await late.watchRollout(slow.spec)).toEqual({ outcome: 'DEPLOYED' });
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    await waitFor(
+      async () => (await (await fetch(`http://${service.spec?.clusterIP}/`)).text()) === 'v3',
+      {
+        timeoutMs: 30_000,
+        what: 'the Service to answer v3',
+      },
+    );
   }, 420_000);
 });

@@ -67,17 +67,25 @@ export class KubernetesReleases {
    * the rollout. On FAILED, `previous` (the release that served) is applied again.
    */
   async deploy(release: Release, previous: Release | null = null): Promise<RolloutResult> {
-    const { spec, image } = release;
-    await this.apply(projectNamespaceObjects(this.settings, spec.projectId));
-    await this.apply(releaseObjects(this.settings, spec, image));
-    const result = await this.watchRollout(spec);
+    await this.applyRelease(release);
+    const result = await this.watchRollout(release.spec);
     if (result.outcome === 'FAILED' && previous) {
       await this.apply(releaseObjects(this.settings, previous.spec, previous.image));
     }
     return result;
   }
 
-  /** Resolves when the service's Deployment is rolled out, or failed by its progress deadline. */
+  /** The project's namespace objects (its first release makes them), then the release's. */
+  async applyRelease({ spec, image }: Release): Promise<void> {
+    await this.apply(projectNamespaceObjects(this.settings, spec.projectId));
+    await this.apply(releaseObjects(this.settings, spec, image));
+  }
+
+  /**
+   * Resolves when the service's Deployment is rolled out, or failed by its progress deadline.
+   * It reads only the cluster: a deployments service restarted in the middle of a rollout calls
+   * it again and gets the same verdict.
+   */
   watchRollout(spec: Pick<DeploymentSpec, 'projectId' | 'serviceId'>): Promise<RolloutResult> {
     const namespace = appNamespaceOf(this.settings, spec.projectId);
     const name = `app-${spec.serviceId}`;
