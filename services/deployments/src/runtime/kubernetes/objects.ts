@@ -75,6 +75,8 @@ export interface DeploymentSpec {
   startCommand: string | null;
   healthCheckPath: string;
   variables: Record<string, string>;
+  /** How many copies serve the service (contracts.md: 1–10, default 1). */
+  replicas?: number;
 }
 
 /** Where an app listens inside its pod; `PORT` says so. */
@@ -324,7 +326,7 @@ export function releaseObjects(
         annotations: { 'platform.dev/deployment-id': spec.deploymentId },
       },
       spec: {
-        replicas: 1,
+        replicas: spec.replicas ?? 1,
         revisionHistoryLimit: 10,
         progressDeadlineSeconds: settings.app.healthCheckTimeoutSeconds,
         selector: { matchLabels: selector },

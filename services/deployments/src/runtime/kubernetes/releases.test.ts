@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { get } from 'node:http';
 import { findOrStartCluster, kubeConfigOf, k8s, Registry, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
@@ -13,11 +14,21 @@ import { KubernetesReleases, type Release } from './releases';
 
 const id = () => randomBytes(12).toString('hex');
 
+/** GET on a connection of its own (fetch keeps one open and so reaches one pod). */
+const getOnNewConnection = (url: string) =>
+  new Promise<string>((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+
 /** An app on the Node base image: `PORT`, its version on `/`, a health check that may fail. */
 const app = (version: string, healthy: boolean, listenAfterMs = 0) => `
 setTimeout(() => require('node:http').createServer((req, res) => {
   if (req.url === '/healthz') res.statusCode = ${healthy ? 200 : 500};
-  res.end('${version}');
+  res.end(req.url === '/host' ? require('node:os').hostname() : '${version}');
 }).listen(Number(process.env.PORT)), ${listenAfterMs});
 `;
 
@@ -156,6 +167,44 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
         timeoutMs: 30_000,
         what: 'the Service to answer v3',
       },
+    );
+  }, 420_000);
+
+  test('replicas: all three copies of a release are ready and each answers', async () => {
+    const namespace = appNamespaceOf(settings, projectId);
+    const patient = new KubernetesReleases(kubeConfigOf(cluster), {
+      ...settings,
+      app: { ...settings.app, healthCheckTimeoutSeconds: 300 },
+    });
+    const three = await release('v4', true);
+    three.spec.replicas = 3;
+    expect(await patient.deploy(three)).toEqual({ outcome: 'DEPLOYED' });
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const pods = (
+      await core.listNamespacedPod({
+        namespace,
+        labelSelector: `app.kubernetes.io/name=app-${serviceId}`,
+      })
+    ).items.filter(
+      (pod) =>
+        pod.metadata?.annotations?.['platform.dev/deployment-id'] === three.spec.deploymentId &&
+        !pod.metadata?.deletionTimestamp,
+    );
+    expect(pods).toHaveLength(3);
+    const names = await Promise.all(
+      pods.map(async (pod) => (await fetch(`http://${pod.status?.podIP}:8080/host`)).text()),
+    );
+    expect(new Set(names)).toEqual(new Set(pods.map((pod) => pod.metadata?.name)));
+    // Through the Service, requests (each on a connection of its own: kube-proxy balances
+    // connections) reach each of the three.
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        seen.add(await getOnNewConnection(`http://${service.spec?.clusterIP}/host`));
+        return seen.size === 3;
+      },
+      { timeoutMs: 60_000, intervalMs: 20, what: 'the Service to reach all three copies' },
     );
   }, 420_000);
 });
