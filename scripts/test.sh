@@ -3,7 +3,8 @@
 #
 # On a fresh machine it installs what is missing (npm packages; Redis, Kafka and FerretDB through
 # scripts/infra, cached under ~/.cache/platform-dev), starts those servers on 127.0.0.1 unless
-# MONGO_URL, KAFKA_BROKERS and REDIS_URL are given, type-checks and lints, then runs every jest
+# MONGO_URL, KAFKA_BROKERS and REDIS_URL are given, and the local Kubernetes cluster unless
+# KUBECONFIG is given, type-checks and lints, then runs every jest
 # project: libs/shared, each service, tools, the manifests, and the end-to-end suite against
 # the whole stack. It ends with one line `tests: N passed, N failed, N skipped`. Tests are never
 # retried unless JEST_RETRY_TIMES=n is set; then the summary names every retried test.
@@ -35,6 +36,14 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
     bash scripts/infra/infra.sh start all
     eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
   fi
+fi
+
+# The Kubernetes runner's tests run on a real single-node cluster (scripts/infra kube): started here,
+# before jest, so that its first build (many minutes, cached in ~/.cache/platform-dev/kube) happens
+# once and not under a jest timeout; the fault test stops it at the end. KUBECONFIG: use that one.
+if [ -z "${KUBECONFIG:-}" ]; then
+  step "starting the local Kubernetes cluster (scripts/infra kube; the first run builds it)"
+  bash scripts/infra/infra.sh start kube || step "no cluster: the Kubernetes tests will fail and say why"
 fi
 
 # Builds and apps run in a bubblewrap sandbox (services/deployments/src/sandbox): Debian's bwrap.

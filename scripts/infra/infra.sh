@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Install, start, wait for and stop the local infrastructure servers (Redis, Kafka,
-# FerretDB as MongoDB) on 127.0.0.1, for tests and the local stack. No Docker.
+# FerretDB as MongoDB) on 127.0.0.1, for tests and the local stack. No Docker. Also, only when
+# named (not in `all`): a single-node Kubernetes cluster with its image registry (kube).
 #
-#   scripts/infra/infra.sh start   [redis|kafka|mongo|all]   install if needed, start, wait until it answers
-#   scripts/infra/infra.sh stop    [redis|kafka|mongo|all]   SIGTERM, wait, SIGKILL after a bound
-#   scripts/infra/infra.sh restart [redis|kafka|mongo|all]
-#   scripts/infra/infra.sh status  [redis|kafka|mongo|all]   one line each; exit 3 if any is not running
-#   scripts/infra/infra.sh url     [redis|kafka|mongo|all]   REDIS_URL=... lines, for eval
-#   scripts/infra/infra.sh logs    <redis|kafka|mongo>       last 100 lines of the server log
-#   scripts/infra/infra.sh reset   [redis|kafka|mongo|all]   stop and DELETE its data
+#   scripts/infra/infra.sh start   [redis|kafka|mongo|kube|all]   install if needed, start, wait until it answers
+#   scripts/infra/infra.sh stop    [redis|kafka|mongo|kube|all]   SIGTERM, wait, SIGKILL after a bound
+#   scripts/infra/infra.sh restart [redis|kafka|mongo|kube|all]
+#   scripts/infra/infra.sh status  [redis|kafka|mongo|kube|all]   one line each; exit 3 if any is not running
+#   scripts/infra/infra.sh url     [redis|kafka|mongo|kube|all]   REDIS_URL=... lines, for eval
+#   scripts/infra/infra.sh logs    <redis|kafka|mongo|kube>       last 100 lines of the server log
+#   scripts/infra/infra.sh reset   [redis|kafka|mongo|kube|all]   stop and DELETE its data
 #
 # Env: REDIS_PORT (6379), KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093),
-#      MONGO_PORT (27017), PLATFORM_RUN_DIR (runtime state), XDG_CACHE_HOME.
+#      MONGO_PORT (27017), KUBE_PORT (6443), KUBE_REGISTRY_PORT (5000), KUBE_ETCD_PORT (2379),
+#      PLATFORM_RUN_DIR (runtime state), XDG_CACHE_HOME.
 # See scripts/infra/README.md.
 set -euo pipefail
 
@@ -24,23 +26,26 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/kafka.sh"
 # shellcheck source=ferretdb.sh
 . "$here/ferretdb.sh"
+# shellcheck source=kube.sh
+. "$here/kube.sh"
 
 ALL_COMPONENTS=(redis kafka ferretdb)
 
 usage() {
-  sed -n '5,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  sed -n '6,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
   exit 2
 }
 
 # Each component file defines <c>_install, <c>_launch, <c>_ready, <c>_url,
 # <c>_data_dirs and <C>_WAIT_S / <C>_STOP_GRACE_S; this file drives them. Optional:
 # <c>_outdated (its data dir was made by an older version of these scripts: recreate it) and
-# <c>_configure (run once it answers, e.g. Kafka's ACLs).
+# <c>_configure (run once it answers, e.g. Kafka's ACLs) and <c>_cleanup (run once its process is
+# gone, by stop and by a start that failed: the cluster puts the host back as it was).
 # "mongo" is the public name, "ferretdb" the implementation (run dir, functions).
 resolve() {
   case "${1:-all}" in
     all) echo "${ALL_COMPONENTS[@]}" ;;
-    redis | kafka | ferretdb) echo "$1" ;;
+    redis | kafka | ferretdb | kube) echo "$1" ;;
     mongo | mongodb) echo ferretdb ;;
     *) log "unknown component '$1'"; usage ;;
   esac
@@ -99,6 +104,7 @@ cmd_start() {
       # attempt; one that was already running before this call is left alone.
       if [[ "$launched" == *" $c "* ]]; then
         stop_process "$c" "${!grace_var}"
+        if declare -F "${c}_cleanup" >/dev/null; then "${c}_cleanup"; fi
       fi
       failed=1
     elif declare -F "${c}_configure" >/dev/null && ! "${c}_configure"; then
@@ -114,11 +120,14 @@ cmd_stop() {
     grace_var="$(upper "$c")_STOP_GRACE_S"
     if pid_of "$c" >/dev/null; then
       stop_process "$c" "${!grace_var}"
+      if declare -F "${c}_cleanup" >/dev/null; then "${c}_cleanup"; fi
       log "$(label "$c"): stopped"
     elif port_open "$(port_of "$c")"; then
       # Claiming success here would let a fault test believe the server is down.
       die "$(label "$c"): port $(port_of "$c") is in use by a process not started by infra.sh (no pid file in $INFRA_RUN_DIR/$c); not stopping it"
     else
+      # What a crashed run left behind (the cluster's changes to the host) goes all the same.
+      if declare -F "${c}_cleanup" >/dev/null; then "${c}_cleanup"; fi
       log "$(label "$c"): not running"
     fi
   done

@@ -25,6 +25,7 @@ interface ObjectMeta {
   namespace?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
 }
 
 /** The runner's settings: the cluster's side of the platform's configuration. */
@@ -74,6 +75,8 @@ export interface DeploymentSpec {
   startCommand: string | null;
   healthCheckPath: string;
   variables: Record<string, string>;
+  /** How many copies serve the service (contracts.md: 1–10, default 1). */
+  replicas?: number;
 }
 
 /** Where an app listens inside its pod; `PORT` says so. */
@@ -107,7 +110,7 @@ function labels(spec: DeploymentSpec, component: 'build' | 'app'): Record<string
 }
 
 /** What the build and the app see besides the variables (contracts.md). */
-function platformEnv(spec: DeploymentSpec): Record<string, string> {
+export function platformEnv(spec: DeploymentSpec): Record<string, string> {
   return {
     PLATFORM_DEPLOYMENT_ID: spec.deploymentId,
     PLATFORM_SERVICE_ID: spec.serviceId,
@@ -290,10 +293,14 @@ export const cancelBuild = (settings: KubernetesRunnerSettings, spec: Deployment
   propagationPolicy: 'Foreground' as const,
 });
 
-/** A release: applied server-side, field manager `platform-deployments`. */
+/**
+ * A release: applied server-side, field manager `platform-deployments`. `image` is what the
+ * build pushed, by digest (default: the deployment's tag).
+ */
 export function releaseObjects(
   settings: KubernetesRunnerSettings,
   spec: DeploymentSpec,
+  image = imageOf(settings, spec),
 ): K8sObject[] {
   const name = appName(spec);
   const namespace = appNamespaceOf(settings, spec.projectId);
@@ -319,7 +326,7 @@ export function releaseObjects(
         annotations: { 'platform.dev/deployment-id': spec.deploymentId },
       },
       spec: {
-        replicas: 1,
+        replicas: spec.replicas ?? 1,
         revisionHistoryLimit: 10,
         progressDeadlineSeconds: settings.app.healthCheckTimeoutSeconds,
         selector: { matchLabels: selector },
@@ -337,7 +344,7 @@ export function releaseObjects(
             containers: [
               {
                 name: 'app',
-                image: imageOf(settings, spec),
+                image,
                 ports: [{ name: 'http', containerPort: APP_PORT }],
                 env: Object.entries({ PORT: String(APP_PORT), ...platformEnv(spec) }).map(
                   ([envName, value]) => ({ name: envName, value }),

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { waitFor } from '@platform/shared/testing';
+import { k8s, type Kubernetes } from '../client';
+import { kubeConfigOf, type Cluster } from '../cluster';
+
+/** A namespace of a test's own, deleted by `remove` (its pods and Services with it). */
+export interface TestNamespace {
+  name: string;
+  core: Kubernetes.CoreV1Api;
+  /** Creates the pod and resolves once it is Ready (or throws with its state and events). */
+  runPod(pod: Kubernetes.V1Pod, timeoutMs?: number): Promise<Kubernetes.V1Pod>;
+  remove(): Promise<void>;
+}
+
+/**
+ * Makes a namespace `<prefix>-<random>` (with `labels`, e.g. a Pod Security level) and waits for
+ * its default ServiceAccount, which the API server needs before it admits a pod.
+ */
+export async function testNamespace(
+  cluster: Cluster,
+  prefix: string,
+  labels: Record<string, string> = {},
+): Promise<TestNamespace> {
+  const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name, labels } } });
+  await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: name }), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    what: `the default ServiceAccount of ${name}`,
+  });
+  const describe = async (podName: string) => {
+    const pod = await core.readNamespacedPod({ name: podName, namespace: name });
+    const events = await core.listNamespacedEvent({ namespace: name });
+    return JSON.stringify({
+      status: pod.status,
+      events: events.items.map((e) => `${e.reason}: ${e.message}`),
+    });
+  };
+  return {
+    name,
+    core,
+    async runPod(pod, timeoutMs = 120_000) {
+      const podName = pod.metadata?.name ?? 'pod';
+      await core.createNamespacedPod({ namespace: name, body: pod });
+      try {
+        return await waitFor(
+          async () => {
+            const p = await core.readNamespacedPod({ name: podName, namespace: name });
+            const ready = p.status?.conditions?.some(
+              (c) => c.type === 'Ready' && c.status === 'True',
+            );
+            return ready ? p : undefined;
+          },
+          { timeoutMs, intervalMs: 250, what: `pod ${name}/${podName} to be Ready` },
+        );
+      } catch (err) {
+        throw new Error(`${String(err)}\n${await describe(podName).catch(String)}`);
+      }
+    },
+    async remove() {
+      await core.deleteNamespace({ name });
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findOrStartCluster, k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
+import { waitFor } from '@platform/shared/testing';
+import { pushAppImage, pushBuildContext } from './build-job';
+import { KubernetesBuilds } from './builds';
+import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { KubernetesReleases } from './releases';
+
+/**
+ * A deployment's two steps on a real cluster, end to end (not yet through the pipeline): the
+ * checkout is built by a Job, what the build made becomes the app's image (copied out through the
+ * API server and pushed by the platform), and the release of that image answers at its Service
+ * with what the build wrote.
+ */
+
+const id = () => randomBytes(12).toString('hex');
+
+describe('Kubernetes build then release', () => {
+  let cluster: Cluster;
+  let settings: KubernetesRunnerSettings;
+  let checkout: string;
+
+  beforeAll(async () => {
+    cluster = await findOrStartCluster();
+    const suffix = randomBytes(3).toString('hex');
+    settings = {
+      buildNamespace: `rt-builds-${suffix}`,
+      appNamespacePrefix: `rt-${suffix}`,
+      ingressControllerNamespace: 'platform-router',
+      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
+      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
+      registry: cluster.registry,
+      appsDomain: 'apps.localhost',
+      ingressClassName: 'platform',
+      registrySecret: 'registry',
+      baseImage: cluster.nodeImage,
+      buildkitImage: 'unused',
+      gitImage: 'unused',
+      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
+      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 300 },
+    };
+    checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
+    writeFileSync(
+      path.join(checkout, 'package.json'),
+      JSON.stringify({
+        name: 'fixture',
+        version: '1.0.0',
+        scripts: { build: 'node build.js', start: 'node dist/server.js' },
+      }),
+    );
+    // The server exists only once the build made it, and says what the build saw.
+    writeFileSync(
+      path.join(checkout, 'build.js'),
+      `const fs = require('node:fs');
+fs.mkdirSync('dist');
+fs.writeFileSync('dist/server.js', "require('node:http').createServer((q, r) => r.end('built by ' + " +
+  JSON.stringify(process.env.PLATFORM_DEPLOYMENT_ID) + " + ', running ' + process.env.PLATFORM_DEPLOYMENT_ID)).listen(process.env.PORT);");`,
+    );
+  }, 50 * 60_000);
+
+  afterAll(async () => {
+    rmSync(checkout, { recursive: true, force: true });
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    for (const name of [settings.buildNamespace, `${settings.appNamespacePrefix}-${projectId}`]) {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    }
+  });
+
+  const projectId = id();
+
+  test('the build Job makes the app, whose image the release runs and serves', async () => {
+    const registry = new Registry(cluster.registry);
+    const spec: DeploymentSpec = {
+      deploymentId: id(),
+      serviceId: id(),
+      projectId,
+      accountId: id(),
+      commitHash: 'c'.repeat(40),
+      repository: 'https://example.invalid/repo.git',
+      branch: 'main',
+      rootDirectory: '',
+      buildCommand: 'npm run build',
+      startCommand: 'npm start',
+      healthCheckPath: '/',
+      variables: {},
+    };
+    const builds = new KubernetesBuilds(kubeConfigOf(cluster), settings);
+    await builds.start(spec, await pushBuildContext(registry, settings, spec, checkout));
+    const lines: string[] = [];
+    const built = await builds.follow(spec, (line) => lines.push(line));
+    expect(built.state).toBe('succeeded');
+    expect(lines.join('\n')).toContain('node build.js');
+
+    const image = await pushAppImage(registry, settings, spec, built.workspace!);
+    expect(image).toMatch(new RegExp(`^${cluster.registry}/apps/${spec.serviceId}@sha256:`));
+    const releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
+    expect(await releases.deploy({ spec, image })).toEqual({ outcome: 'DEPLOYED' });
+
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const service = await core.readNamespacedService({
+      name: `app-${spec.serviceId}`,
+      namespace: appNamespaceOf(settings, projectId),
+    });
+    const answer = await waitFor(
+      async () => (await fetch(`http://${service.spec?.clusterIP}/`)).text(),
+      { timeoutMs: 30_000, what: 'the release to answer at its Service' },
+    );
+    expect(answer).toBe(`built by ${spec.deploymentId}, running ${spec.deploymentId}`);
+  }, 900_000);
+});

@@ -1,0 +1,155 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Registry } from '@platform/kube';
+import { runProgram } from '@platform/shared';
+import { buildContainerCommand, WORKSPACE } from './build-output';
+import {
+  platformEnv,
+  RESTRICTED_CONTAINER,
+  type DeploymentSpec,
+  type K8sObject,
+  type KubernetesRunnerSettings,
+} from './objects';
+
+/**
+ * A build on the cluster without any way from the build's pod to the platform or the host: the
+ * platform fetches the commit itself (as the local runtime does) and pushes the checkout into the
+ * registry as a layer on the service's base image, the build context; the kubelet pulls that image
+ * for the Job, whose one container runs the build command in it. Its result comes back through
+ * the API server (build-output.ts) and the platform pushes the app's image (builds.ts).
+ */
+
+export const buildJobName = (spec: Pick<DeploymentSpec, 'deploymentId'>) =>
+  `build-${spec.deploymentId}`;
+
+/** The checkout in `dir` as a layer: every file at WORKSPACE, owned by uid 1000. */
+export async function checkoutLayer(dir: string): Promise<Buffer> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'build-context-'));
+  try {
+    const file = path.join(tmp, 'layer.tar');
+    await runProgram('tar', [
+      '-C',
+      dir,
+      '--owner=1000',
+      '--group=1000',
+      '--numeric-owner',
+      '--exclude=./.git',
+      `--transform=s,^\\.,${WORKSPACE.slice(1)},`,
+      '-cf',
+      file,
+      '.',
+    ]);
+    return await readFile(file);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Pushes the build context `<registry>/builds/<serviceId>:<deploymentId>`; its digest reference. */
+export async function pushBuildContext(
+  registry: Registry,
+  settings: KubernetesRunnerSettings,
+  spec: DeploymentSpec,
+  checkoutDir: string,
+): Promise<string> {
+  const image = await registry.appendImage(
+    settings.baseImage,
+    `builds/${spec.serviceId}`,
+    spec.deploymentId,
+    [await checkoutLayer(checkoutDir)],
+    { workingDir: WORKSPACE },
+  );
+  return image.reference;
+}
+
+/**
+ * The Secret with the deployment's variables and the Job that runs the build command in the
+ * context image: no retry, the build timeout as its deadline, no service account token, the
+ * restricted security context, the build's CPU and memory.
+ */
+export function buildJobObjects(
+  settings: KubernetesRunnerSettings,
+  spec: DeploymentSpec,
+  contextImage: string,
+): { secret: K8sObject; job: K8sObject } {
+  const name = buildJobName(spec);
+  const namespace = settings.buildNamespace;
+  const labels = {
+    'app.kubernetes.io/component': 'build',
+    'app.kubernetes.io/managed-by': 'platform-deployments',
+    'platform.dev/service-id': spec.serviceId,
+    'platform.dev/deployment-id': spec.deploymentId,
+  };
+  const workdir = path.posix.join(WORKSPACE, spec.rootDirectory);
+  const { cpu, memory, timeoutSeconds } = settings.build;
+  return {
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace, labels },
+      type: 'Opaque',
+      stringData: spec.variables,
+    },
+    job: {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name, namespace, labels },
+      spec: {
+        backoffLimit: 0,
+        activeDeadlineSeconds: timeoutSeconds,
+        ttlSecondsAfterFinished: 3600,
+        template: {
+          metadata: { labels },
+          spec: {
+            restartPolicy: 'Never',
+            // Cancel and the deadline end a build at once (a shell as PID 1 ignores SIGTERM).
+            terminationGracePeriodSeconds: 3,
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [
+              {
+                name: 'build',
+                image: contextImage,
+                workingDir: workdir,
+                // The command is an argument of sh, never part of the script (build-output.ts).
+                command: buildContainerCommand(spec.buildCommand ?? 'true'),
+                env: Object.entries({ HOME: '/home/node', ...platformEnv(spec) }).map(
+                  ([envName, value]) => ({ name: envName, value }),
+                ),
+                envFrom: [{ secretRef: { name } }],
+                resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+                securityContext: RESTRICTED_CONTAINER,
+              },
+            ],
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The app's image `<registry>/apps/<serviceId>:<deploymentId>`: the base image, the built
+ * workspace, `sh -c startCommand` in the root directory. Its digest reference.
+ */
+export async function pushAppImage(
+  registry: Registry,
+  settings: KubernetesRunnerSettings,
+  spec: DeploymentSpec,
+  workspace: Buffer,
+): Promise<string> {
+  const image = await registry.appendImage(
+    settings.baseImage,
+    `apps/${spec.serviceId}`,
+    spec.deploymentId,
+    [workspace],
+    {
+      entrypoint: ['sh', '-c', spec.startCommand ?? 'npm start'],
+      cmd: [],
+      workingDir: path.posix.join(WORKSPACE, spec.rootDirectory),
+    },
+  );
+  return image.reference;
+}

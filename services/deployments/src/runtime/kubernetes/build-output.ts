@@ -1,0 +1,95 @@
+import { Writable } from 'node:stream';
+import { k8s, type Kubernetes } from '@platform/kube';
+
+/**
+ * How a finished build becomes the app's image without its pod reaching the platform, the host or
+ * the registry: the build's container runs the build command under a fixed script that records
+ * the exit status and, on success, waits; the platform reads the status and copies the built
+ * workspace out through the API server (`exec tar`, the kubelet's stream), then lets the
+ * container end. The platform pushes base image + workspace itself (builds.ts).
+ */
+
+/** Where the checkout is in the build context (the base image's user owns it), and the build. */
+export const WORKSPACE = '/home/node/workspace';
+
+const EXIT_FILE = '/tmp/.platform-build-exit';
+const COLLECTED_FILE = '/tmp/.platform-build-collected';
+
+/**
+ * The build container's command: the tenant's build command is `$1` of a fixed script, never part
+ * of it.
+ */
+export function buildContainerCommand(buildCommand: string): string[] {
+  const script =
+    'sh -c "$1"; code=$?; echo "$code" > ' +
+    EXIT_FILE +
+    '; if [ "$code" = 0 ]; then while [ ! -e ' +
+    COLLECTED_FILE +
+    ' ]; do sleep 0.2; done; fi; exit "$code"';
+  return ['sh', '-c', script, 'build', buildCommand];
+}
+
+function collector(): { stream: Writable; bytes: () => Buffer } {
+  const chunks: Buffer[] = [];
+  return {
+    stream: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        done();
+      },
+    }),
+    bytes: () => Buffer.concat(chunks),
+  };
+}
+
+/** Runs `command` in the build container; its stdout, or throws with its stderr and status. */
+export function execIn(
+  kc: Kubernetes.KubeConfig,
+  namespace: string,
+  pod: string,
+  command: string[],
+): Promise<Buffer> {
+  const out = collector();
+  const err = collector();
+  return new Promise<Buffer>((resolve, reject) => {
+    new k8s.Exec(kc)
+      .exec(namespace, pod, 'build', command, out.stream, err.stream, null, false, (status) => {
+        // The status arrives last, after the streams' data.
+        if (status.status === 'Success') resolve(out.bytes());
+        else {
+          reject(
+            new Error(
+              `${command.join(' ')}: ${status.message ?? status.reason ?? 'failed'} ${err.bytes().toString('utf8')}`.trim(),
+            ),
+          );
+        }
+      })
+      .then(
+        (socket) => socket.on('error', reject),
+        (error: unknown) => reject(error instanceof Error ? error : new Error(String(error))),
+      );
+  });
+}
+
+/** The build command's exit status once it has ended, else null. */
+export async function buildExitCode(
+  kc: Kubernetes.KubeConfig,
+  namespace: string,
+  pod: string,
+): Promise<number | null> {
+  const text = (
+    await execIn(kc, namespace, pod, ['sh', '-c', `cat ${EXIT_FILE} 2>/dev/null || true`])
+  ).toString('utf8');
+  return /^\d+\s*$/.test(text) ? Number(text) : null;
+}
+
+/** The built workspace as a tar layer (paths from `/`), then lets the container end. */
+export async function collectWorkspace(
+  kc: Kubernetes.KubeConfig,
+  namespace: string,
+  pod: string,
+): Promise<Buffer> {
+  const tar = await execIn(kc, namespace, pod, ['tar', '-C', '/', '-cf', '-', WORKSPACE.slice(1)]);
+  await execIn(kc, namespace, pod, ['touch', COLLECTED_FILE]);
+  return tar;
+}

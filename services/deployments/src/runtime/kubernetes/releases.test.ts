@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { get } from 'node:http';
+import { findOrStartCluster, kubeConfigOf, k8s, Registry, type Cluster } from '@platform/kube';
+import { waitFor } from '@platform/shared/testing';
+import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { KubernetesReleases, type Release } from './releases';
+
+/**
+ * DEPLOYING on a real cluster (scripts/infra kube, or the one KUBECONFIG names): a release of an
+ * image in the cluster's registry rolls out and answers at its Service; a release whose health
+ * check never passes is FAILED by its progress deadline, with the reason, while the previous one
+ * answers throughout, and its objects are put back.
+ */
+
+const id = () => randomBytes(12).toString('hex');
+
+/** GET on a connection of its own (fetch keeps one open and so reaches one pod). */
+const getOnNewConnection = (url: string) =>
+  new Promise<string>((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+
+/** An app on the Node base image: `PORT`, its version on `/`, a health check that may fail. */
+const app = (version: string, healthy: boolean, listenAfterMs = 0) => `
+setTimeout(() => require('node:http').createServer((req, res) => {
+  if (req.url === '/healthz') res.statusCode = ${healthy ? 200 : 500};
+  res.end(req.url === '/host' ? require('node:os').hostname() : '${version}');
+}).listen(Number(process.env.PORT)), ${listenAfterMs});
+`;
+
+describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
+  let cluster: Cluster;
+  let settings: KubernetesRunnerSettings;
+  let releases: KubernetesReleases;
+  const projectId = id();
+  const serviceId = id();
+
+  const specOf = (deploymentId: string): DeploymentSpec => ({
+    deploymentId,
+    serviceId,
+    projectId,
+    accountId: id(),
+    commitHash: 'a'.repeat(40),
+    repository: 'https://example.invalid/repo.git',
+    branch: 'main',
+    rootDirectory: '',
+    buildCommand: null,
+    startCommand: null,
+    healthCheckPath: '/healthz',
+    variables: { GREETING: 'hello' },
+  });
+
+  const release = async (
+    version: string,
+    healthy: boolean,
+    listenAfterMs = 0,
+  ): Promise<Release> => {
+    const spec = specOf(id());
+    const image = await new Registry(cluster.registry).appendImage(
+      cluster.nodeImage,
+      `apps/${serviceId}`,
+      spec.deploymentId,
+      [],
+      { cmd: ['-e', app(version, healthy, listenAfterMs)] },
+    );
+    return { spec, image: image.reference };
+  };
+
+  beforeAll(async () => {
+    cluster = await findOrStartCluster();
+    settings = {
+      buildNamespace: 'platform-builds',
+      appNamespacePrefix: `rt-${randomBytes(3).toString('hex')}`,
+      ingressControllerNamespace: 'platform-router',
+      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
+      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
+      registry: cluster.registry,
+      appsDomain: 'apps.localhost',
+      ingressClassName: 'platform',
+      registrySecret: 'registry',
+      baseImage: cluster.nodeImage,
+      buildkitImage: 'unused',
+      gitImage: 'unused',
+      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
+      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 45 },
+    };
+    releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
+  }, 50 * 60_000);
+
+  afterAll(async () => {
+    await kubeConfigOf(cluster)
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
+      .catch(() => undefined);
+  });
+
+  test('a healthy release is DEPLOYED and answers; one that never gets healthy is FAILED while the first answers', async () => {
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const namespace = appNamespaceOf(settings, projectId);
+    const first = await release('v1', true);
+    // A wide deadline where the release must succeed (a busy machine starts pods slowly).
+    const patient = new KubernetesReleases(kubeConfigOf(cluster), {
+      ...settings,
+      app: { ...settings.app, healthCheckTimeoutSeconds: 300 },
+    });
+    expect(await patient.deploy(first)).toEqual({ outcome: 'DEPLOYED' });
+
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    const url = `http://${service.spec?.clusterIP}/`;
+    await waitFor(async () => (await (await fetch(url)).text()) === 'v1', {
+      timeoutMs: 30_000,
+      what: `${url} to answer v1`,
+    });
+
+    // While the second rolls out and fails, every answer is the first's.
+    const answers: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        answers.push(await (await fetch(url)).text().catch((err: unknown) => String(err)));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const second = await release('v2', false);
+    const result = await releases.deploy(second, first);
+    polling = false;
+    await poller;
+
+    expect(result.outcome).toBe('FAILED');
+    expect(result.reason).toMatch(
+      /^progress deadline exceeded \(45 s\): running, readiness never passed/,
+    );
+    expect(answers.length).toBeGreaterThan(20);
+    expect(new Set(answers)).toEqual(new Set(['v1']));
+
+    const apps = kubeConfigOf(cluster).makeApiClient(k8s.AppsV1Api);
+    const deployment = await apps.readNamespacedDeployment({ name: `app-${serviceId}`, namespace });
+    expect(deployment.spec?.template.spec?.containers[0]?.image).toBe(first.image);
+    expect(await (await fetch(url)).text()).toBe('v1');
+  }, 420_000);
+
+  test('a restarted deployments service picks up a rollout in progress and gets its verdict', async () => {
+    const namespace = appNamespaceOf(settings, projectId);
+    const patient = { ...settings, app: { ...settings.app, healthCheckTimeoutSeconds: 300 } };
+    // This service applies the release and is gone before the rollout ends (the new pod
+    // answers only after 5 s)...
+    const slow = await release('v3', true, 5_000);
+    await new KubernetesReleases(kubeConfigOf(cluster), patient).applyRelease(slow);
+    // ...and the next one, with nothing but the cluster to go on, watches it to its end.
+    const restarted = new KubernetesReleases(kubeConfigOf(cluster), patient);
+    expect(await restarted.watchRollout(slow.spec)).toEqual({ outcome: 'DEPLOYED' });
+    // One restarted after the rollout ended reads the verdict at once (its deadline is short).
+    const late = new KubernetesReleases(kubeConfigOf(cluster), {
+      ...settings,
+      app: { ...settings.app, healthCheckTimeoutSeconds: 1 },
+    });
+    expect(await late.watchRollout(slow.spec)).toEqual({ outcome: 'DEPLOYED' });
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    await waitFor(
+      async () => (await (await fetch(`http://${service.spec?.clusterIP}/`)).text()) === 'v3',
+      {
+        timeoutMs: 30_000,
+        what: 'the Service to answer v3',
+      },
+    );
+  }, 420_000);
+
+  test('replicas: all three copies of a release are ready and each answers', async () => {
+    const namespace = appNamespaceOf(settings, projectId);
+    const patient = new KubernetesReleases(kubeConfigOf(cluster), {
+      ...settings,
+      app: { ...settings.app, healthCheckTimeoutSeconds: 300 },
+    });
+    const three = await release('v4', true);
+    three.spec.replicas = 3;
+    expect(await patient.deploy(three)).toEqual({ outcome: 'DEPLOYED' });
+    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+    const pods = (
+      await core.listNamespacedPod({
+        namespace,
+        labelSelector: `app.kubernetes.io/name=app-${serviceId}`,
+      })
+    ).items.filter(
+      (pod) =>
+        pod.metadata?.annotations?.['platform.dev/deployment-id'] === three.spec.deploymentId &&
+        !pod.metadata?.deletionTimestamp,
+    );
+    expect(pods).toHaveLength(3);
+    const names = await Promise.all(
+      pods.map(async (pod) => (await fetch(`http://${pod.status?.podIP}:8080/host`)).text()),
+    );
+    expect(new Set(names)).toEqual(new Set(pods.map((pod) => pod.metadata?.name)));
+    // Through the Service, requests (each on a connection of its own: kube-proxy balances
+    // connections) reach each of the three.
+    const service = await core.readNamespacedService({ name: `app-${serviceId}`, namespace });
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        seen.add(await getOnNewConnection(`http://${service.spec?.clusterIP}/host`));
+        return seen.size === 3;
+      },
+      { timeoutMs: 60_000, intervalMs: 20, what: 'the Service to reach all three copies' },
+    );
+  }, 420_000);
+});
