@@ -1,19 +1,16 @@
 import { findOrStartCluster, type Cluster } from './cluster';
-import { Registry } from './registry';
-import { testNamespace, type TestNamespace } from './testing/pods';
+import {
+  nodePod,
+  RESTRICTED_POD_SECURITY,
+  testNamespace,
+  type TestNamespace,
+} from './testing/pods';
 
 /**
  * The platform's Node base image (scripts/infra/kube/images.sh), pushed into the cluster's
  * registry by `infra.sh start kube`: a pod from it, held to Pod Security `restricted`, runs node
  * as uid 1000 with a shell and npm, and its server answers the host.
  */
-
-const RESTRICTED = {
-  runAsNonRoot: true,
-  allowPrivilegeEscalation: false,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-};
 
 const SERVER = `
 const { execSync } = require('node:child_process');
@@ -33,9 +30,7 @@ describe('the Node base image', () => {
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
-    ns = await testNamespace(cluster, 'node-image', {
-      'pod-security.kubernetes.io/enforce': 'restricted',
-    });
+    ns = await testNamespace(cluster, 'node-image', RESTRICTED_POD_SECURITY);
   }, 50 * 60_000);
 
   afterAll(async () => {
@@ -43,22 +38,9 @@ describe('the Node base image', () => {
   });
 
   test('runs node, npm and sh as uid 1000 under Pod Security restricted; answers the host', async () => {
-    const pod = await ns.runPod({
-      metadata: { name: 'node' },
-      spec: {
-        automountServiceAccountToken: false,
-        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [
-          {
-            name: 'node',
-            image: await new Registry(cluster.registry).pinned(cluster.nodeImage),
-            args: ['-e', SERVER],
-            securityContext: RESTRICTED,
-            readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      },
-    });
+    const pod = await ns.runPod(
+      await nodePod(cluster, { name: 'node', args: ['-e', SERVER], readyPath: '/' }),
+    );
     const facts = (await (await fetch(`http://${pod.status?.podIP}:8080/`)).json()) as Record<
       string,
       unknown

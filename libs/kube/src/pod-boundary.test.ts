@@ -3,8 +3,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { waitFor } from '@platform/shared/testing';
 import { findOrStartCluster, type Cluster } from './cluster';
-import { Registry } from './registry';
-import { testNamespace, type TestNamespace } from './testing/pods';
+import {
+  nodePod,
+  RESTRICTED_POD_SECURITY,
+  testNamespace,
+  type TestNamespace,
+} from './testing/pods';
 
 /**
  * What a tenant's pod can reach on the local cluster (contracts.md, "What a tenant's code can
@@ -49,9 +53,7 @@ describe('a tenant pod on the local cluster', () => {
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
-    ns = await testNamespace(cluster, 'boundary', {
-      'pod-security.kubernetes.io/enforce': 'restricted',
-    });
+    ns = await testNamespace(cluster, 'boundary', RESTRICTED_POD_SECURITY);
     // A server of the host's on every address, as a careless platform process would have.
     server = createServer((req, res) => res.end('host'));
     await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
@@ -80,25 +82,14 @@ describe('a tenant pod on the local cluster', () => {
       hostServerByHostAddress: [hostAddress(), port],
       hostLoopbackRedis: ['127.0.0.1', 6379],
     };
-    const pod = await ns.runPod({
-      metadata: { name: 'probe', labels: { app: 'probe' } },
-      spec: {
-        automountServiceAccountToken: false,
-        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [
-          {
-            name: 'probe',
-            image: await new Registry(cluster.registry).pinned(cluster.nodeImage),
-            args: ['-e', PROBE, JSON.stringify(targets)],
-            securityContext: {
-              allowPrivilegeEscalation: false,
-              capabilities: { drop: ['ALL'] },
-            },
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      },
-    });
+    const pod = await ns.runPod(
+      await nodePod(cluster, {
+        name: 'probe',
+        labels: { app: 'probe' },
+        args: ['-e', PROBE, JSON.stringify(targets)],
+        readyPath: '/ready',
+      }),
+    );
     // The host itself reaches its server on that address: the pod's refusal is the boundary's.
     expect(await (await fetch(`http://${hostAddress()}:${port}/`)).text()).toBe('host');
     // kube-proxy programs the Service moments after the pod is ready.

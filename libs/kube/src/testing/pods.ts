@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { waitFor } from '@platform/shared/testing';
 import { k8s, type Kubernetes } from '../client';
 import { kubeConfigOf, type Cluster } from '../cluster';
+import { Registry } from '../registry';
 
 /** A namespace of a test's own, deleted by `remove` (its pods and Services with it). */
 export interface TestNamespace {
@@ -10,6 +11,36 @@ export interface TestNamespace {
   /** Creates the pod and resolves once it is Ready (or throws with its state and events). */
   runPod(pod: Kubernetes.V1Pod, timeoutMs?: number): Promise<Kubernetes.V1Pod>;
   remove(): Promise<void>;
+}
+
+/** The Pod Security level of tenants' namespaces (`restricted`), as a namespace's labels. */
+export const RESTRICTED_POD_SECURITY = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+
+/**
+ * A pod of one container running `node` of the cluster's Node base image with `args`, as Pod
+ * Security `restricted` admits it (non-root, no privilege escalation, no capability, the
+ * runtime's seccomp profile), Ready once GET `readyPath` on its port 8080 answers.
+ */
+export async function nodePod(
+  cluster: Cluster,
+  pod: { name: string; labels?: Record<string, string>; args: string[]; readyPath: string },
+): Promise<Kubernetes.V1Pod> {
+  return {
+    metadata: { name: pod.name, labels: pod.labels },
+    spec: {
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: pod.name,
+          image: await new Registry(cluster.registry).pinned(cluster.nodeImage),
+          args: pod.args,
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          readinessProbe: { httpGet: { path: pod.readyPath, port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
 }
 
 /**

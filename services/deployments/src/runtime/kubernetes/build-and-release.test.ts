@@ -7,6 +7,7 @@ import { waitFor } from '@platform/shared/testing';
 import { pushAppImage, pushBuildContext } from './build-job';
 import { KubernetesBuilds } from './builds';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { testRunnerSettings } from './testing';
 import { KubernetesReleases } from './releases';
 
 /**
@@ -25,23 +26,7 @@ describe('Kubernetes build then release', () => {
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
-    const suffix = randomBytes(3).toString('hex');
-    settings = {
-      buildNamespace: `rt-builds-${suffix}`,
-      appNamespacePrefix: `rt-${suffix}`,
-      ingressControllerNamespace: 'platform-router',
-      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
-      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
-      registry: cluster.registry,
-      appsDomain: 'apps.localhost',
-      ingressClassName: 'platform',
-      registrySecret: 'registry',
-      baseImage: cluster.nodeImage,
-      buildkitImage: 'unused',
-      gitImage: 'unused',
-      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
-      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 300 },
-    };
+    settings = testRunnerSettings(cluster);
     checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
     writeFileSync(
       path.join(checkout, 'package.json'),

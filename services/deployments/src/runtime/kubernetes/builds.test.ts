@@ -7,6 +7,7 @@ import { waitFor } from '@platform/shared/testing';
 import { buildJobName, pushBuildContext } from './build-job';
 import { KubernetesBuilds, type BuildResult } from './builds';
 import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
+import { testRunnerSettings } from './testing';
 
 /**
  * BUILDING on a real cluster (scripts/infra kube, or the one KUBECONFIG names): the checkout goes
@@ -50,22 +51,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
-    settings = {
-      buildNamespace: `rt-builds-${randomBytes(3).toString('hex')}`,
-      appNamespacePrefix: 'rt-unused',
-      ingressControllerNamespace: 'platform-router',
-      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
-      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
-      registry: cluster.registry,
-      appsDomain: 'apps.localhost',
-      ingressClassName: 'platform',
-      registrySecret: 'registry',
-      baseImage: cluster.nodeImage,
-      buildkitImage: 'unused',
-      gitImage: 'unused',
-      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
-      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 15 },
-    };
+    settings = testRunnerSettings(cluster, { app: { healthCheckTimeoutSeconds: 15 } });
     checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
     writeFileSync(
       path.join(checkout, 'package.json'),

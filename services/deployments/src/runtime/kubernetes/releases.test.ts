@@ -3,6 +3,7 @@ import { get } from 'node:http';
 import { findOrStartCluster, kubeConfigOf, k8s, Registry, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { testRunnerSettings } from './testing';
 import { KubernetesReleases, type Release } from './releases';
 
 /**
@@ -72,22 +73,10 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
-    settings = {
+    settings = testRunnerSettings(cluster, {
       buildNamespace: 'platform-builds',
-      appNamespacePrefix: `rt-${randomBytes(3).toString('hex')}`,
-      ingressControllerNamespace: 'platform-router',
-      clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
-      projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
-      registry: cluster.registry,
-      appsDomain: 'apps.localhost',
-      ingressClassName: 'platform',
-      registrySecret: 'registry',
-      baseImage: cluster.nodeImage,
-      buildkitImage: 'unused',
-      gitImage: 'unused',
-      build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
-      app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 45 },
-    };
+      app: { healthCheckTimeoutSeconds: 45 },
+    });
     releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
   }, 50 * 60_000);
 
