@@ -61,3 +61,12 @@ export function createInternalClient(options: InternalClientOptions) {
 }
 
 export type InternalClient = ReturnType<typeof createInternalClient>;
+
+/** The projects service's client, made from the settings every caller of it has. */
+export function projectsClient(config: { PROJECTS_URL: string; INTERNAL_SECRET: string }) {
+  return createInternalClient({
+    baseUrl: config.PROJECTS_URL,
+    service: 'projects',
+    internalSecret: config.INTERNAL_SECRET,
+  });
+}

@@ -1,5 +1,5 @@
 import type { ProjectDeletedEvent, ServiceDeletedEvent } from '../events';
-import { createInternalClient } from '../internal-client';
+import { projectsClient } from '../internal-client';
 
 /**
  * Whether the projects service confirms a deletion event (contracts.md "Trust inside the
@@ -9,11 +9,7 @@ import { createInternalClient } from '../internal-client';
  * answer (projects unreachable) throws, so the consumer retries the event later.
  */
 export function deletionConfirmer(config: { PROJECTS_URL: string; INTERNAL_SECRET: string }) {
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    service: 'projects',
-    internalSecret: config.INTERNAL_SECRET,
-  });
+  const projects = projectsClient(config);
   return {
     async isDeleted(event: ProjectDeletedEvent | ServiceDeletedEvent): Promise<boolean> {
       const path =

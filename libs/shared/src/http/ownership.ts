@@ -1,10 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { AppError, internal, notFound } from '../errors';
-import {
-  createInternalClient,
-  type InternalClient,
-  type InternalRequest,
-} from '../internal-client';
+import { projectsClient, type InternalClient, type InternalRequest } from '../internal-client';
 import { REQUEST_ID_HEADER } from '../logger';
 import { accountIdOf } from './identity';
 
@@ -82,11 +78,7 @@ export function requireOwnership(
   config: { PROJECTS_URL: string; INTERNAL_SECRET: string },
   resource: 'project' | 'service',
 ): RequestHandler {
-  const projects = createInternalClient({
-    baseUrl: config.PROJECTS_URL,
-    service: 'projects',
-    internalSecret: config.INTERNAL_SECRET,
-  });
+  const projects = projectsClient(config);
   const what = resource === 'project' ? 'Project' : 'Service';
   return async (req, _res, next) => {
     const path = ownershipPath(req.params as { projectId?: string; serviceId?: string }, resource);

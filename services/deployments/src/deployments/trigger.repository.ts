@@ -1,9 +1,9 @@
 import type { Types } from 'mongoose';
 import {
   askProjectsAsOwner,
-  createInternalClient,
   insertOnce,
   ownershipPath,
+  projectsClient,
   serviceUnavailable,
   transition,
   type InternalClient,
@@ -63,11 +63,7 @@ export class TriggerRepository {
     private readonly logs: LogStore,
     config: { PROJECTS_URL: string; INTERNAL_SECRET: string },
   ) {
-    this.projects = createInternalClient({
-      baseUrl: config.PROJECTS_URL,
-      service: 'projects',
-      internalSecret: config.INTERNAL_SECRET,
-    });
+    this.projects = projectsClient(config);
   }
 
   /**
