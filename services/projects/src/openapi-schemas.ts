@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listResponseSchema } from '@platform/shared';
+import { listResponseSchema, replicasRule } from '@platform/shared';
 import {
   SETTING_DESCRIPTIONS,
   createServiceBody,
@@ -40,6 +40,7 @@ export function projectsApiSchemas() {
         .max(1000)
         .regex(/^\//)
         .describe(SETTING_DESCRIPTIONS.healthCheckPath),
+      replicas: replicasRule().describe(SETTING_DESCRIPTIONS.replicas),
       url: z.string().url().nullable().openapi({
         readOnly: true,
         description:

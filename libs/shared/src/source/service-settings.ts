@@ -6,6 +6,8 @@ export interface ServiceSettings {
   buildCommand: string | null;
   startCommand: string | null;
   healthCheckPath: string;
+  /** How many copies of the live deployment serve `url` (REPLICAS_MIN–REPLICAS_MAX). */
+  replicas: number;
 }
 
 /** The settings of a service that was given none (contracts.md, Services): nothing to build. */
@@ -16,4 +18,5 @@ export const DEFAULT_SERVICE_SETTINGS: Readonly<ServiceSettings> = Object.freeze
   buildCommand: null,
   startCommand: null,
   healthCheckPath: '/',
+  replicas: 1,
 });

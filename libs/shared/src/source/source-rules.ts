@@ -127,6 +127,16 @@ export const healthCheckPathRule = (base: z.ZodString = z.string()) =>
     // eslint-disable-next-line no-control-regex -- refusing control characters is the point
     .regex(/^\/[^\s\x00-\x1f\x7f-\x9f#]*$/, 'must be a path starting with / (no spaces or #)');
 
+/** How many copies of a release serve its service: a whole number, 1 to 10. */
+export const REPLICAS_MIN = 1;
+export const REPLICAS_MAX = 10;
+export const replicasRule = () =>
+  z
+    .number()
+    .int('must be a whole number')
+    .min(REPLICAS_MIN, `must be at least ${REPLICAS_MIN}`)
+    .max(REPLICAS_MAX, `must be at most ${REPLICAS_MAX}`);
+
 /**
  * The source snapshot's fields as the projects service stores them (normalised), checked again
  * where they are used. Secret values are checked once opened (`variableValueProblem`).

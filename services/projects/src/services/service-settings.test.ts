@@ -100,6 +100,7 @@ describe('service settings', () => {
       buildCommand: null,
       startCommand: null,
       healthCheckPath: null,
+      replicas: null,
     });
 
     expect(response.status).toBe(200);
@@ -138,6 +139,10 @@ describe('service settings', () => {
     ['the start command is not a string', { startCommand: 42 }, 'startCommand'],
     ['the health check path is relative', { healthCheckPath: 'healthz' }, 'healthCheckPath'],
     ['the health check path has a space', { healthCheckPath: '/a b' }, 'healthCheckPath'],
+    ['replicas is 0', { replicas: 0 }, 'replicas'],
+    ['replicas is 11', { replicas: 11 }, 'replicas'],
+    ['replicas is not a whole number', { replicas: 1.5 }, 'replicas'],
+    ['replicas is a string', { replicas: '2' }, 'replicas'],
     ['the url is given (it is read-only)', { url: 'http://x.localhost' }, 'url'],
   ])(
     'refuse with 400 VALIDATION_ERROR, on create and on PATCH, when %s',

@@ -25,6 +25,7 @@ const serviceSchema = new Schema<ServiceDocument>(
     buildCommand: { type: String, default: DEFAULT_SERVICE_SETTINGS.buildCommand },
     startCommand: { type: String, default: DEFAULT_SERVICE_SETTINGS.startCommand },
     healthCheckPath: { type: String, default: DEFAULT_SERVICE_SETTINGS.healthCheckPath },
+    replicas: { type: Number, default: DEFAULT_SERVICE_SETTINGS.replicas },
     url: { type: String, default: null },
     liveDeploymentId: { type: String, default: null },
     liveSince: { type: Date, default: null },

@@ -41,6 +41,7 @@ export class ServicesRepository extends NamedResources<ServiceDocument, ServiceO
     buildCommand: 1,
     startCommand: 1,
     healthCheckPath: 1,
+    replicas: 1,
     url: 1,
     liveDeploymentId: 1,
   } as const;
@@ -57,6 +58,7 @@ export class ServicesRepository extends NamedResources<ServiceDocument, ServiceO
       buildCommand: doc.buildCommand ?? DEFAULT_SERVICE_SETTINGS.buildCommand,
       startCommand: doc.startCommand ?? DEFAULT_SERVICE_SETTINGS.startCommand,
       healthCheckPath: doc.healthCheckPath ?? DEFAULT_SERVICE_SETTINGS.healthCheckPath,
+      replicas: doc.replicas ?? DEFAULT_SERVICE_SETTINGS.replicas,
       url: doc.url ?? null,
       liveDeploymentId: doc.liveDeploymentId ?? null,
     };

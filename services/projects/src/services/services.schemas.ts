@@ -3,6 +3,7 @@ import {
   branchRule,
   commandRule,
   healthCheckPathRule,
+  replicasRule,
   repositoryRule,
   rootDirectoryRule,
   validationError,
@@ -65,6 +66,8 @@ export const SETTING_DESCRIPTIONS = {
     'The long-running process of the app; it must listen on `$PORT`. null: none. Up to 1,000 characters, a script for `sh -c`: newlines and tabs are allowed, other control characters (NUL, carriage return) are refused. A leading `-` is allowed: the command is only ever the text of the script, never an option of the shell. An empty or blank command is stored as null.',
   healthCheckPath:
     'Requested with GET once the app has started: a 2xx or 3xx answer makes the deployment live. Starts with `/`; spaces, `#` and control characters (NUL, and newline and carriage return, which would split the request) are refused. Default `/`.',
+  replicas:
+    'How many copies of the live deployment serve `url`: a whole number from 1 to 10, default 1. Requests are spread over the healthy copies; a deployment is DEPLOYED when all of its copies answer `healthCheckPath` healthy, and a copy that exits is restarted while the others keep serving.',
 };
 
 const settingsFields = {
@@ -81,6 +84,9 @@ const settingsFields = {
     healthCheckPathSchema,
     DEFAULT_SERVICE_SETTINGS.healthCheckPath,
   ).describe(SETTING_DESCRIPTIONS.healthCheckPath),
+  replicas: orDefault(replicasRule(), DEFAULT_SERVICE_SETTINGS.replicas).describe(
+    SETTING_DESCRIPTIONS.replicas,
+  ),
 };
 
 /** A new service: its name and any of its settings (`url` is read-only, so unknown here). */
@@ -112,6 +118,7 @@ export const settingsOf = (service: Service): ServiceSettings => ({
   buildCommand: service.buildCommand,
   startCommand: service.startCommand,
   healthCheckPath: service.healthCheckPath,
+  replicas: service.replicas,
 });
 
 /** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */

@@ -23,7 +23,7 @@ export interface NamedBody {
   id: string;
   name: string;
   createdAt: string;
-  [field: string]: string | null;
+  [field: string]: string | number | null;
 }
 
 /** Where a test creates projects or services of its own: one owner's list. */
@@ -55,7 +55,7 @@ export interface Feature {
   /** Exactly the fields of one, sorted. */
   fields: string[];
   /** An item of the list, from the whole of one. */
-  listItem(body: NamedBody): Record<string, string | null>;
+  listItem(body: NamedBody): Record<string, string | number | null>;
   /** Exactly the fields of a list item, sorted. */
   listFields: string[];
   /** What can be set besides the name, as a sample. */
@@ -131,6 +131,7 @@ const SERVICE_FIELDS = [
   'id',
   'name',
   'projectId',
+  'replicas',
   'repository',
   'rootDirectory',
   'startCommand',

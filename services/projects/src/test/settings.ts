@@ -6,6 +6,7 @@ export const SAMPLE_SETTINGS = {
   buildCommand: 'npm ci\nnpm run build',
   startCommand: 'node server.js',
   healthCheckPath: '/healthz?full=1',
+  replicas: 3,
 };
 
 /**
@@ -13,6 +14,6 @@ export const SAMPLE_SETTINGS = {
  * defaults for where the code runs, and no source or commands.
  */
 export const ANSWERED_DEFAULTS = {
-  ...{ branch: 'main', rootDirectory: '', healthCheckPath: '/' },
+  ...{ branch: 'main', rootDirectory: '', healthCheckPath: '/', replicas: 1 },
   ...{ repository: null, buildCommand: null, startCommand: null },
 };
