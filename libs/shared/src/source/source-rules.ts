@@ -148,6 +148,7 @@ const sourceRules = z.object({
   buildCommand: commandRule().nullable(),
   startCommand: commandRule().nullable(),
   healthCheckPath: healthCheckPathRule(),
+  replicas: replicasRule(),
   variables: z.array(
     z.discriminatedUnion('secret', [
       z.object({ name: variableNameRule(), secret: z.literal(false), value: variableValueRule() }),

@@ -183,13 +183,17 @@ describe('variables', () => {
     const commit = await h.appRepository.commit({ printVariables: ['GREETING'] });
     const { service, id } = await h.newDeployment(
       { commitHash: commit.hash },
-      { variables: [{ name: 'GREETING', value: 'as triggered' }] },
+      { variables: [{ name: 'GREETING', value: 'as triggered' }], replicas: 2 },
     );
-    h.projects.updateSource(service, { variables: [{ name: 'GREETING', value: 'changed later' }] });
+    h.projects.updateSource(service, {
+      variables: [{ name: 'GREETING', value: 'changed later' }],
+      replicas: 5,
+    });
 
     await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
 
     expect(JSON.parse((await h.app(service)).body)).toMatchObject({ greeting: 'as triggered' });
+    expect(await h.models.sources.findById(id).lean()).toMatchObject({ replicas: 2 });
   });
 });
 

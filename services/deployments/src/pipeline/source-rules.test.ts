@@ -51,6 +51,9 @@ describe('a source snapshot that breaks the rules', () => {
       { variables: [{ name, value: 'x' }] },
       said,
     ]),
+    ['replicas over 10', { replicas: 11 }, 'replicas: must be at most 10'],
+    ['replicas of 0', { replicas: 0 }, 'replicas: must be at least 1'],
+    ['replicas not a whole number', { replicas: 1.5 }, 'replicas: must be a whole number'],
     [
       'a variable value with NUL (the issue’s sandbox option)',
       { variables: [{ name: 'X', value: 'x\u0000--ro-bind\u0000/\u0000/host' }] },

@@ -290,6 +290,7 @@ export class LocalSteps implements DeploymentSteps {
       env: environmentOf(d, source, this.options.sandbox.defaultPath),
       secretNames: source.variables.filter((v) => v.secret).map((v) => v.name),
       healthCheckPath: source.healthCheckPath,
+      replicas: source.replicas,
       healthTimeoutMs: this.options.healthTimeoutMs,
     };
   }

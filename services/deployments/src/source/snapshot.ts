@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import { z } from 'zod';
-import { defineModel } from '@platform/shared';
+import { DEFAULT_SERVICE_SETTINGS, defineModel } from '@platform/shared';
 import { ownerFields, type OwnerFields } from '../owner-fields';
 
 /**
@@ -28,6 +28,8 @@ export const sourceAnswer = z.object({
   buildCommand: z.string().nullable(),
   startCommand: z.string().nullable(),
   healthCheckPath: z.string(),
+  // A projects service from before the setting answers without it: one copy, as it then meant.
+  replicas: z.number().default(DEFAULT_SERVICE_SETTINGS.replicas),
   variables: z.array(sourceVariable),
 });
 
@@ -63,6 +65,7 @@ const sourceSnapshotSchema = new Schema<SourceSnapshotDoc>(
     buildCommand: { type: String, default: null },
     startCommand: { type: String, default: null },
     healthCheckPath: { type: String, required: true },
+    replicas: { type: Number, default: DEFAULT_SERVICE_SETTINGS.replicas },
     // Plain values as they are, secrets sealed by the projects service (never opened at rest).
     variables: {
       type: [
@@ -97,7 +100,8 @@ export class SourceSnapshots {
     const doc = await this.model.findById(id, { _id: 0 }).lean<SourceSnapshotDoc>();
     if (!doc) return null;
     const { accountId: _a, projectId: _p, serviceId: _s, ...snapshot } = doc;
-    return snapshot;
+    // A snapshot taken before the setting existed ran one copy.
+    return { ...snapshot, replicas: snapshot.replicas ?? DEFAULT_SERVICE_SETTINGS.replicas };
   }
 
   async deleteByProject(accountId: string, projectId: string): Promise<void> {

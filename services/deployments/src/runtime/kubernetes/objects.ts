@@ -13,6 +13,7 @@
  *   and its Ingress (`<serviceId>.<appsDomain>`, the stable URL); the variables in a Secret of the
  *   deployment.
  */
+import type { ServiceSettings } from '@platform/shared';
 
 /** What every object has; the rest (spec, data…) is the kind's own. */
 export type K8sObject = { apiVersion: string; kind: string; metadata: ObjectMeta } & Record<
@@ -75,8 +76,8 @@ export interface DeploymentSpec {
   startCommand: string | null;
   healthCheckPath: string;
   variables: Record<string, string>;
-  /** How many copies serve the service (contracts.md: 1–10, default 1). */
-  replicas?: number;
+  /** How many copies serve the service: the setting `replicas` (contracts.md: 1–10, default 1). */
+  replicas?: ServiceSettings['replicas'];
 }
 
 /** Where an app listens inside its pod; `PORT` says so. */

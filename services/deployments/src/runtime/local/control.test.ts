@@ -57,6 +57,8 @@ describe('the control API given a release a tenant could have shaped', () => {
     ['a root directory with NUL', { rootDirectory: 'a\u0000b' }, 'rootDirectory'],
     ['a root directory with a newline', { rootDirectory: 'a\nb' }, 'rootDirectory'],
     ['a workspace with NUL', { workspace: '/tmp/a\u0000b' }, 'workspace'],
+    ['replicas over 10', { replicas: 11 }, 'replicas'],
+    ['replicas of 0', { replicas: 0 }, 'replicas'],
   ])('refuses %s: 400, nothing launched', async (_case, overrides, field) => {
     const response = await fetch(`${server.url}/releases`, {
       method: 'POST',

@@ -6,6 +6,7 @@ import {
   errorHandler,
   healthCheckPathRule,
   notFoundHandler,
+  replicasRule,
   rootDirectoryRule,
   validate,
   variableValueRule,
@@ -39,6 +40,7 @@ export const releaseSpecSchema = z
     secretNames: z.array(environmentNameRule()).max(500).optional(),
     healthCheckPath: healthCheckPathRule(),
     healthTimeoutMs: z.number().int().positive(),
+    replicas: replicasRule().optional(),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import { Agent } from 'node:http';
+import type { ServiceSettings } from '@platform/shared';
 import type { LaunchedProcess } from './launcher';
 import type { ReleaseLog } from './release-log';
 
@@ -20,6 +21,8 @@ export interface ReleaseSpec {
   /** `GET` it must answer 2xx or 3xx before the release can be promoted. */
   healthCheckPath: string;
   healthTimeoutMs: number;
+  /** How many copies of it serve the service (the setting `replicas`, 1–10); default 1. */
+  replicas?: ServiceSettings['replicas'];
 }
 
 /**
