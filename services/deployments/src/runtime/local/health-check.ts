@@ -1,23 +1,53 @@
 import { get as httpGet } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Copy } from './copy';
 import type { Release } from './release';
 
 const HEALTH_POLL_MS = 100;
 const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
 
 /**
- * The health gate: polls the release's `GET healthCheckPath` until it answers 2xx or 3xx.
- * Resolves with why it failed (its process exited, it was stopped, no such answer within its
- * `healthTimeoutMs`), or undefined once healthy.
+ * The health gate of a release: every copy must answer `GET healthCheckPath` 2xx or 3xx.
+ * Resolves with why it failed (the first copy that failed, named when there are several), or
+ * undefined once all are healthy; `onHealthy` hears of each copy as it passes.
  */
-export async function waitHealthy(release: Release): Promise<string | undefined> {
+export async function waitAllHealthy(
+  release: Release,
+  onHealthy: (copy: Copy) => void,
+): Promise<string | undefined> {
+  let failure: string | undefined;
+  await Promise.all(
+    release.copies.map(async (copy) => {
+      const why = await waitHealthy(release, copy, () => failure !== undefined);
+      if (why === undefined) onHealthy(copy);
+      else failure ??= `${copy.label}${why}`;
+    }),
+  );
+  return failure;
+}
+
+/** The health check of one copy restarted after a crash: undefined once healthy, else why not. */
+export const waitCopyHealthy = (release: Release, copy: Copy) =>
+  waitHealthy(release, copy, () => false);
+
+/**
+ * Polls one copy until it answers healthy (undefined), or says why not: its process exited, the
+ * release was stopped, `abandoned()` (another copy failed), or no such answer within the
+ * release's `healthTimeoutMs`.
+ */
+async function waitHealthy(
+  release: Release,
+  copy: Copy,
+  abandoned: () => boolean,
+): Promise<string | undefined> {
   const { healthCheckPath, healthTimeoutMs } = release.spec;
   const deadline = Date.now() + healthTimeoutMs;
   let last = 'no answer';
   for (;;) {
     if (release.stopping) return 'stopped before it answered healthy';
-    if (!release.process) return `exited before GET ${healthCheckPath} answered healthy`;
-    const status = await healthStatus(release.host, release.port, healthCheckPath);
+    if (abandoned()) return 'another copy failed';
+    if (!copy.process) return `exited before GET ${healthCheckPath} answered healthy`;
+    const status = await healthStatus(copy.host, copy.port, healthCheckPath);
     if (typeof status === 'number' && status >= 200 && status < 400) return undefined;
     last = typeof status === 'number' ? `status ${status}` : status;
     if (Date.now() >= deadline) {

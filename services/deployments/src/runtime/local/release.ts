@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import type { ServiceSettings } from '@platform/shared';
-import type { LaunchedProcess } from './launcher';
+import { Copy, type CopyInfo } from './copy';
 import type { ReleaseLog } from './release-log';
 
 /** One release of a service to start: a kept build and how to run it. */
@@ -26,9 +26,10 @@ export interface ReleaseSpec {
 }
 
 /**
- * starting: waiting for its health check. ready: healthy, not serving yet. live: the URL's
- * release. restarting: crashed, started again after a backoff. crashed: gave up restarting.
- * failed: never became healthy (stopped). stopped: replaced or stopped.
+ * starting: waiting for the health check of every copy. ready: all healthy, not serving yet.
+ * live: the URL's release. restarting: no copy serving, one or more started again after a crash
+ * (a release with a copy still serving stays ready or live). crashed: gave up restarting every
+ * copy. failed: never became healthy (stopped). stopped: replaced or stopped.
  */
 export type ReleaseState =
   'starting' | 'ready' | 'live' | 'restarting' | 'crashed' | 'failed' | 'stopped';
@@ -40,10 +41,15 @@ export interface ReleaseInfo {
   state: ReleaseState;
   /** Whether the service's URL routes to it (also while it is restarting after a crash). */
   live: boolean;
-  /** Where the router reaches its app: the app's own address in its sandbox, and its PORT. */
+  /** How many copies it runs (the service's `replicas`). */
+  replicas: number;
+  /** Each copy: its process, its own address and PORT, its restarts. */
+  copies: CopyInfo[];
+  /** The first copy's address, PORT and pid (the only copy's, with one replica). */
   host: string;
   port: number;
   pid: number | null;
+  /** Restarts of all its copies together. */
   restarts: number;
   /** Requests the router is forwarding to it right now. */
   inflight: number;
@@ -53,15 +59,14 @@ export interface ReleaseInfo {
   logFile: string;
 }
 
-/** A release as the supervisor holds it (the router reads its port, agent and in-flight count). */
+/**
+ * A release as the supervisor holds it: its copies (the router picks one per request), its
+ * agent and in-flight count.
+ */
 export class Release {
   state: ReleaseState = 'starting';
-  process: LaunchedProcess | null = null;
-  restarts = 0;
-  restartTimes: number[] = [];
+  readonly copies: Copy[];
   failure?: string;
-  /** The restart due after a crash (crash-restarts.ts), until it starts or the release stops. */
-  restartTimer?: NodeJS.Timeout;
   /** When a stopped release is forgotten and its log deleted. */
   expiry?: NodeJS.Timeout;
   stopped?: Promise<void>;
@@ -70,17 +75,31 @@ export class Release {
   readonly agent = new Agent({ keepAlive: true });
   readonly startedAt = new Date();
   private drained?: () => void;
-
-  /** Where its app is reached (its sandbox's address and PORT); empty until it started. */
-  host = '';
-  port = 0;
+  /** Where the round robin over its copies goes on from. */
+  private nextCopy = 0;
   /** Its deployment's place in its service's order, once promoted with one (newest wins). */
   generation?: string;
 
   constructor(
     public spec: ReleaseSpec,
     readonly log: ReleaseLog,
-  ) {}
+  ) {
+    const replicas = spec.replicas ?? 1;
+    this.copies = Array.from({ length: replicas }, (_, index) => new Copy(index, replicas));
+  }
+
+  /** The next of its serving copies, round robin; undefined when none is serving. */
+  pick(): Copy | undefined {
+    const count = this.copies.length;
+    for (let step = 0; step < count; step++) {
+      const copy = this.copies[(this.nextCopy + step) % count]!;
+      if (copy.serving) {
+        this.nextCopy = (this.nextCopy + step + 1) % count;
+        return copy;
+      }
+    }
+    return undefined;
+  }
 
   /** Stopped: its environment (secret values included) is not kept a moment longer. */
   forgetEnvironment() {
@@ -123,10 +142,12 @@ export class Release {
       releaseId: this.spec.releaseId,
       state: this.state,
       live,
-      host: this.host,
-      port: this.port,
-      pid: this.process?.pid ?? null,
-      restarts: this.restarts,
+      replicas: this.copies.length,
+      copies: this.copies.map((copy) => copy.info()),
+      host: this.copies[0]!.host,
+      port: this.copies[0]!.port,
+      pid: this.copies[0]!.process?.pid ?? null,
+      restarts: this.copies.reduce((sum, copy) => sum + copy.restarts, 0),
       inflight: this.inflight,
       startedAt: this.startedAt.toISOString(),
       ...(this.failure && { failure: this.failure }),

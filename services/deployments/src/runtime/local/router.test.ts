@@ -7,8 +7,7 @@ function releaseAt(app: TestServer, serviceId: string) {
   const { hostname, port } = new URL(app.url);
   const release = {
     spec: { serviceId, releaseId: `${serviceId}-r1` },
-    host: hostname,
-    port: Number(port),
+    pick: () => ({ host: hostname, port: Number(port) }),
     agent: new Agent({ keepAlive: true }),
     inflight: 0,
     requestStarted: () => void release.inflight++,

@@ -43,15 +43,19 @@ function answerJson(res: ServerResponse, status: number, body: object) {
   res.end(JSON.stringify(body));
 }
 
-/** What the router reads of a release: where its app is, its agent, its request count. */
-export type RoutedRelease = Pick<
-  Release,
-  'host' | 'port' | 'agent' | 'requestStarted' | 'requestFinished'
-> & { spec: Pick<Release['spec'], 'serviceId' | 'releaseId'> };
+/**
+ * What the router reads of a release: the next of its serving copies (where its app is), its
+ * agent, its request count.
+ */
+export type RoutedRelease = Pick<Release, 'agent' | 'requestStarted' | 'requestFinished'> & {
+  spec: Pick<Release['spec'], 'serviceId' | 'releaseId'>;
+  pick(): { host: string; port: number } | undefined;
+};
 
 /**
- * The router: forwards each request to the live release of the service its Host names, bodies
- * streamed both ways, over a keep-alive agent per release. Every request counts against the
+ * The router: forwards each request to the live release of the service its Host names (to one
+ * of its serving copies, round robin), bodies streamed both ways, over a keep-alive agent per
+ * release. Every request counts against the
  * release it went to, so a replaced release is stopped only once it has answered them.
  * No live release: 404 JSON; a release that does not answer: 502 JSON.
  */
@@ -76,7 +80,12 @@ export function createRouter(
   });
 
   const forward: Forward = (req, res, release, mayRetry) => {
-    const target = { host: release.host, port: release.port };
+    const copy = release.pick();
+    if (!copy) {
+      answerJson(res, 502, notAnswered(release));
+      return;
+    }
+    const target = { host: copy.host, port: copy.port };
     proxy.web(req, res, { target, agent: release.agent }, (err: NodeJS.ErrnoException) => {
       // A kept-alive connection the app closed as this request went out: Node's documented case
       // for one retry (`reusedSocket`), safe for a request without a body.
@@ -88,11 +97,7 @@ export function createRouter(
       }
       logger.debug({ releaseId: release.spec.releaseId, code: err.code }, 'release did not answer');
       if (res.headersSent) res.destroy();
-      else
-        answerJson(res, 502, {
-          error: 'BAD_GATEWAY',
-          message: `The live deployment of service ${release.spec.serviceId} did not answer.`,
-        });
+      else answerJson(res, 502, notAnswered(release));
     });
   };
 
@@ -113,6 +118,11 @@ export function createRouter(
     forward(req, res, release, true);
   };
 }
+
+const notAnswered = (release: RoutedRelease) => ({
+  error: 'BAD_GATEWAY',
+  message: `The live deployment of service ${release.spec.serviceId} did not answer.`,
+});
 
 type Forward = (
   req: Parameters<RequestListener>[0],

@@ -342,7 +342,7 @@ describe('an app that keeps crashing', () => {
     expect(final.failure).toBe('crashed 3 times within 60000 ms: not restarted again');
     const runtimeLines = (await client.readLog(spec.releaseId)).text
       .split('\n')
-      .filter((line) => line.startsWith('==> ') && !line.startsWith('==> started, pid'));
+      .filter((line) => line.startsWith('==> ') && !/^==> (started, pid|healthy again)/.test(line));
     expect(runtimeLines.slice(3)).toEqual([
       '==> exited with code 3',
       '==> restarting in 100 ms (restart 1 of 2 within 60000 ms)',

@@ -1,9 +1,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { conflict, notFound, type Logger } from '@platform/shared';
-import { afterCrash, type RestartPolicy } from './crash-restarts';
-import { waitHealthy } from './health-check';
-import type { ExitStatus, Launcher } from './launcher';
+import { CopyProcesses } from './copy-processes';
+import type { RestartPolicy } from './crash-restarts';
+import { waitAllHealthy } from './health-check';
+import type { Launcher } from './launcher';
 import { Release, type ReleaseInfo, type ReleaseSpec } from './release';
 import { ReleaseLog, type ReleaseLogLimits } from './release-log';
 
@@ -29,8 +30,9 @@ export interface SupervisorOptions {
 }
 
 /**
- * The local runtime's state: every release the supervisor started, which one each service's URL
- * routes to, the health gate, the switch, crash restarts and the release logs. Lives in the
+ * The local runtime's state: every release the supervisor started (each `replicas` copies,
+ * copy-processes.ts), which one each service's URL routes to, the health gate, the switch and the
+ * release logs. Lives in the
  * supervisor process (supervisor-main.ts), which outlives the deployments service. A release
  * that stopped or failed lets go of its environment (secret values included) at once, and is
  * forgotten with its log `retentionMs` later; the logs of an earlier supervisor's releases (which
@@ -40,17 +42,19 @@ export class Supervisor {
   private readonly releases = new Map<string, Release>();
   private readonly liveByService = new Map<string, Release>();
   private readonly logDir: string;
+  private readonly copies: CopyProcesses;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.copies = new CopyProcesses(options, (release) => this.isLive(release));
     this.logDir = path.join(options.runtimeDir, 'logs');
     rmSync(this.logDir, { recursive: true, force: true });
     mkdirSync(this.logDir, { recursive: true });
   }
 
   /**
-   * Starts a release on a free port and waits for its health check. Resolves with its state
-   * `ready` (promote it next) or `failed` (stopped, `failure` says why, the live release
-   * untouched).
+   * Starts a release's copies, each in a sandbox of its own, and waits for the health check of
+   * every one. Resolves with its state `ready` (promote it next) or `failed` (every copy stopped,
+   * `failure` says why, the live release untouched).
    */
   async start(spec: ReleaseSpec): Promise<ReleaseInfo> {
     if (this.releases.has(spec.releaseId)) {
@@ -67,18 +71,28 @@ export class Supervisor {
     const release = new Release(spec, log);
     // Known from here on (a stop or a second start with its id sees it), before any wait.
     this.releases.set(spec.releaseId, release);
-    release.write(`starting \`${spec.command}\``);
+    const count = release.copies.length;
+    release.write(`starting \`${spec.command}\`${count > 1 ? ` (${count} copies)` : ''}`);
     try {
-      await this.launch(release);
+      await Promise.all(release.copies.map((copy) => this.copies.launch(release, copy)));
     } catch (err) {
       await this.fail(release, `could not start: ${(err as Error).message}`);
       return this.info(release);
     }
-    const failure = await waitHealthy(release);
+    const failure =
+      (await waitAllHealthy(release, (copy) => {
+        if (count > 1) release.write(`${copy.label}healthy`);
+      })) ??
+      // A copy that passed, then exited while another was still being checked.
+      release.copies
+        .filter((copy) => !copy.process)
+        .map((copy) => `${copy.label}exited after it answered healthy`)[0];
     if (failure) await this.fail(release, failure);
     else {
       release.state = 'ready';
-      release.write(`healthy: GET ${spec.healthCheckPath} answered`);
+      for (const copy of release.copies) copy.state = 'running';
+      const all = count > 1 ? ` by all ${count} copies` : '';
+      release.write(`healthy: GET ${spec.healthCheckPath} answered${all}`);
     }
     return this.info(release);
   }
@@ -160,86 +174,12 @@ export class Supervisor {
     return release;
   }
 
+  private isLive(release: Release): boolean {
+    return this.liveByService.get(release.spec.serviceId) === release;
+  }
+
   private info(release: Release): ReleaseInfo {
-    return release.info(this.liveByService.get(release.spec.serviceId) === release);
-  }
-
-  private async launch(release: Release): Promise<void> {
-    if (release.stopping) return;
-    const { spec } = release;
-    const launched = await this.options.launcher.start({
-      workspace: spec.workspace,
-      cwd: path.join(spec.workspace, spec.rootDirectory ?? ''),
-      command: spec.command,
-      env: spec.env,
-      onOutput: (chunk) => {
-        // Called from the process's stream: a throw would end the supervisor, and every app.
-        try {
-          release.output(chunk);
-        } catch (err) {
-          this.options.logger.error({ err, releaseId: spec.releaseId }, 'could not log output');
-        }
-      },
-    });
-    if (release.stopping) {
-      // Stopped while its process was being started: nothing may outlive the stop.
-      await launched.stop(this.options.stopGraceMs);
-      return;
-    }
-    release.process = launched;
-    release.host = launched.host;
-    release.port = launched.port;
-    release.write(`started, pid ${launched.pid}, PORT ${launched.port} at ${launched.host}`);
-    void launched.exited
-      .catch((err: Error): ExitStatus => {
-        release.write(`lost track of its process: ${err.message}`);
-        return { code: null, signal: null };
-      })
-      .then(({ code, signal, limit }) => {
-        if (release.process !== launched) return;
-        release.write(
-          `exited with ${signal ? `signal ${signal}` : `code ${code}`}${limit ? `: it went past ${limit}` : ''}`,
-        );
-        release.process = null;
-        this.onExit(release);
-      })
-      // Whatever goes wrong with one release stays with it.
-      .catch((err: unknown) =>
-        this.options.logger.error({ err, releaseId: spec.releaseId }, 'handling an exit failed'),
-      );
-  }
-
-  /** A process that ended on its own: restart it with backoff, unless it was stopped. */
-  private onExit(release: Release) {
-    if (release.stopping || release.state === 'starting') return;
-    const next = afterCrash(this.options.restart, release.restartTimes, Date.now());
-    if (!next.restart) {
-      release.state = 'crashed';
-      release.failure = next.why;
-      release.write(`gave up: ${release.failure}`);
-      this.options.logger.warn({ releaseId: release.spec.releaseId }, release.failure);
-      return;
-    }
-    const { limit, windowMs } = this.options.restart;
-    release.restarts++;
-    release.state = 'restarting';
-    release.write(
-      `restarting in ${next.delayMs} ms (restart ${next.count} of ${limit} within ${windowMs} ms)`,
-    );
-    release.restartTimer = setTimeout(() => {
-      release.restartTimer = undefined;
-      this.launch(release).then(
-        () => {
-          if (release.stopping || !release.process) return;
-          const routed = this.liveByService.get(release.spec.serviceId) === release;
-          release.state = routed ? 'live' : 'ready';
-        },
-        (err: Error) => {
-          release.write(`restart failed: ${err.message}`);
-          this.onExit(release);
-        },
-      );
-    }, next.delayMs);
+    return release.info(this.isLive(release));
   }
 
   private async fail(release: Release, failure: string) {
@@ -251,8 +191,8 @@ export class Supervisor {
   /** Takes the release off its URL, lets its requests finish, stops it; once, however called. */
   private stop(release: Release, finalState: 'stopped' | 'failed' = 'stopped'): Promise<void> {
     if (!release.stopping) release.state = finalState;
-    // A crashed release stopped during its restart delay is not started again.
-    clearTimeout(release.restartTimer);
+    // A crashed copy stopped during its restart delay is not started again.
+    for (const copy of release.copies) clearTimeout(copy.restartTimer);
     if (this.liveByService.get(release.spec.serviceId) === release) {
       this.liveByService.delete(release.spec.serviceId);
     }
@@ -262,12 +202,7 @@ export class Supervisor {
 
   private async stopProcess(release: Release): Promise<void> {
     await release.drain(this.options.drainTimeoutMs);
-    const launched = release.process;
-    if (launched) {
-      const { code, signal } = await launched.stop(this.options.stopGraceMs);
-      release.process = null;
-      release.write(`stopped (${signal ? `signal ${signal}` : `code ${code}`})`);
-    } else release.write('stopped (it was not running)');
+    await Promise.all(release.copies.map((copy) => this.copies.stop(release, copy)));
     release.agent.destroy();
     release.forgetEnvironment();
     await release.log.end();

@@ -9,16 +9,19 @@ import { Supervisor, type SupervisorOptions } from './supervisor';
 
 /**
  * A tiny app as a kept build would hold it (until the git fixture's app is used): answers
- * `GET /` with its VERSION, `/slow?ms=N` the same N ms later, `/healthz` 200 (500 with
- * UNHEALTHY set), `/crash` by exiting 3, `POST /echo` by streaming the body back; exits 3
- * CRASH_AFTER_MS after start when set.
+ * `GET /` with its VERSION, pid and the address it was reached at, `/slow?ms=N` the same N ms
+ * later, `/healthz` 200 (500 with UNHEALTHY set, 503 until HEALTHY_AFTER_MS after start),
+ * `/crash` by exiting 3, `POST /echo` by streaming the body back; exits 3 CRASH_AFTER_MS after
+ * start when set.
  */
 const APP_SOURCE = `
 const http = require('node:http');
+const started = Date.now();
 if (process.env.CRASH_AFTER_MS) setTimeout(() => process.exit(3), Number(process.env.CRASH_AFTER_MS));
 http.createServer((req, res) => {
   if (req.url === '/healthz') {
-    res.writeHead(process.env.UNHEALTHY ? 500 : 200).end('ok');
+    const waiting = Date.now() - started < Number(process.env.HEALTHY_AFTER_MS ?? 0);
+    res.writeHead(process.env.UNHEALTHY ? 500 : waiting ? 503 : 200).end('ok');
   } else if (req.url === '/crash') {
     process.exit(3);
   } else if (req.url.startsWith('/slow')) {
@@ -28,7 +31,8 @@ http.createServer((req, res) => {
     req.pipe(res);
   } else {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ version: process.env.VERSION, pid: process.pid }));
+    const address = req.socket.localAddress.replace(/^::ffff:/, '');
+    res.end(JSON.stringify({ version: process.env.VERSION, pid: process.pid, address }));
   }
 }).listen(Number(process.env.PORT), () => console.log('listening on ' + process.env.PORT));
 `;
