@@ -7,17 +7,19 @@ import { ListPanel } from '../components/ListPanel';
 import { formOf, useTextFields } from '../lib/forms';
 import type { ServiceParams } from './service-params';
 
+export const variablesQuery = (params: ServiceParams) => ({
+  queryKey: ['variables', params.serviceId],
+  queryFn: () =>
+    call(
+      api.GET('/api/projects/{projectId}/services/{serviceId}/variables', {
+        params: { path: params },
+      }),
+    ),
+});
+
 /** A service's variables: plain ones with their values, secret ones never shown after saving. */
 export function VariablesSection({ params }: { params: ServiceParams }) {
-  const variables = useQuery({
-    queryKey: ['variables', params.serviceId],
-    queryFn: () =>
-      call(
-        api.GET('/api/projects/{projectId}/services/{serviceId}/variables', {
-          params: { path: params },
-        }),
-      ),
-  });
+  const variables = useQuery(variablesQuery(params));
   return (
     <ListPanel
       title="Variables"
@@ -40,7 +42,7 @@ function useSaveVariable(params: ServiceParams) {
           body: { value: v.value, secret: v.secret },
         }),
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: variablesQuery(params).queryKey }),
   });
 }
 
@@ -63,7 +65,7 @@ function VariableRow({
           params: { path: { ...params, name: variable.name } },
         }),
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['variables', params.serviceId] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: variablesQuery(params).queryKey }),
   });
   const { submit } = formOf(save, () =>
     save.mutate(

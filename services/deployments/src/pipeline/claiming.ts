@@ -158,12 +158,15 @@ export class Claiming {
     leaseMs: number,
     now: Date,
   ): Promise<Claim | null> {
-    const leaseUntil = new Date(now.getTime() + leaseMs);
+    // Stamped at the claim itself, not at the start of the pass that chose it: what the pass read
+    // (an older deployment of the service finished, say) happened before this moment.
+    const claimedAt = new Date();
+    const leaseUntil = new Date(claimedAt.getTime() + leaseMs);
     const before = await this.models.deployments
       .findOneAndUpdate(
         { _id: id, status: { $in: [...ACTIVE_STATUSES] }, leaseUntil: { $lte: now } },
         {
-          $set: { leaseOwner: owner, leaseUntil, claimedAt: now, waitingNoted: null },
+          $set: { leaseOwner: owner, leaseUntil, claimedAt, waitingNoted: null },
           $inc: { attempts: 1 },
         },
       )
