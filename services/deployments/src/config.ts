@@ -9,6 +9,7 @@ import {
   serviceEnv,
 } from '@platform/shared';
 import { runtimeEnv } from './runtime/local/supervisor.config';
+import { kubernetesRunnerEnv } from './runtime/kubernetes/runner.env';
 import { defaultBuildsDir } from './builds/build-store';
 import { cpuLimitEnv, memoryLimitEnv, processLimitEnv, sandboxEnv } from './sandbox/sandbox.env';
 
@@ -27,6 +28,8 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
    * finds the supervisor's logs.
    */
   .merge(runtimeEnv)
+  /** RUNTIME=kubernetes: builds and apps in a cluster instead (docs/kubernetes-runner.md). */
+  .merge(kubernetesRunnerEnv)
   .extend({
     /** Base URL of the projects service, asked about ownership before every request. */
     PROJECTS_URL: z.string().url(),

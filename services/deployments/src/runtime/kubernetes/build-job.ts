@@ -106,6 +106,7 @@ export function buildJobObjects(
             // Cancel and the deadline end a build at once (a shell as PID 1 ignores SIGTERM).
             terminationGracePeriodSeconds: 3,
             automountServiceAccountToken: false,
+            ...(settings.runtimeClassName && { runtimeClassName: settings.runtimeClassName }),
             enableServiceLinks: false,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [

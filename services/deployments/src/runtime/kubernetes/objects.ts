@@ -58,6 +58,8 @@ export interface KubernetesRunnerSettings {
   baseImage: string;
   buildkitImage: string;
   gitImage: string;
+  /** The RuntimeClass of builds' and apps' pods (gVisor in production); none: the default. */
+  runtimeClassName?: string;
   build: { cpu: string; memory: string; timeoutSeconds: number };
   app: { cpu: string; memory: string; healthCheckTimeoutSeconds: number };
 }
@@ -341,6 +343,7 @@ export function releaseObjects(
           spec: {
             automountServiceAccountToken: false,
             enableServiceLinks: false,
+            ...(settings.runtimeClassName && { runtimeClassName: settings.runtimeClassName }),
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {

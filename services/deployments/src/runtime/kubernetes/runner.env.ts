@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { durationEnv } from '@platform/shared';
+import type { KubernetesRunnerSettings } from './objects';
+
+/**
+ * The settings of the runtime apps run in (docs/kubernetes-runner.md). `local` (default): the
+ * local runtime's supervisor and the bubblewrap sandbox on this service's host. `kubernetes`:
+ * builds as Jobs and apps as Deployments in the cluster KUBECONFIG names (else the one this
+ * service runs in: its ServiceAccount, k8s/base/deployments-runner.yaml).
+ */
+export const kubernetesRunnerEnv = z.object({
+  RUNTIME: z.enum(['local', 'kubernetes']).default('local'),
+  /** A kubeconfig file; unset: the in-cluster ServiceAccount. */
+  KUBECONFIG: z.string().min(1).optional(),
+  /** `host:port` of the registry the platform pushes to and the cluster's nodes pull from. */
+  KUBE_REGISTRY: z.string().min(1).default('127.0.0.1:5000'),
+  /** The image builds and apps run on (Node, npm, sh; uid 1000). Default: in KUBE_REGISTRY. */
+  KUBE_NODE_IMAGE: z.string().min(1).optional(),
+  /** Each project's apps run in the namespace `<prefix>-<projectId>`. */
+  KUBE_APP_NAMESPACE_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$/, 'a DNS label of at most 22 characters')
+    .default('platform-apps'),
+  /** Where build Jobs run. */
+  KUBE_BUILD_NAMESPACE: z.string().min(1).default('platform-builds'),
+  /** The namespace of the platform's router (the only one an app accepts traffic from). */
+  KUBE_ROUTER_NAMESPACE: z.string().min(1).default('platform'),
+  /**
+   * The RuntimeClass of builds' and apps' pods (gVisor's `gvisor` in production, k8s/README.md);
+   * unset: the cluster's default runtime.
+   */
+  KUBE_RUNTIME_CLASS: z.string().min(1).optional(),
+  /** The cluster's own ranges (pods, Services, nodes) a tenant's pod may never reach. */
+  KUBE_CLUSTER_CIDRS: z
+    .string()
+    .default('10.244.0.0/16,10.96.0.0/12')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((cidr) => cidr.trim())
+        .filter(Boolean),
+    ),
+  /** What all the apps of one project may use together (its ResourceQuota). */
+  KUBE_PROJECT_CPU: z.string().min(1).default('4'),
+  KUBE_PROJECT_MEMORY: z.string().min(1).default('4Gi'),
+  KUBE_PROJECT_PODS: z.coerce.number().int().positive().default(30),
+  /** The Ingress of a service names `<serviceId>.<APPS_DOMAIN>` (the gateway's APPS_HOST_SUFFIX). */
+  APPS_DOMAIN: z.string().min(1).default('localhost'),
+  /** How long a build Job may run (its activeDeadlineSeconds). */
+  KUBE_BUILD_TIMEOUT: durationEnv('10m', { min: '1s' }),
+});
+
+export type KubernetesRunnerEnv = z.infer<typeof kubernetesRunnerEnv>;
+
+const NODE_IMAGE_TAG = 'platform/node:22.23.3';
+
+/** Kubernetes quantities of the limits the local runtime and builds already have. */
+const cpuQuantity = (cpus: number) => `${Math.round(cpus * 1000)}m`;
+const memoryQuantity = (bytes: number) => `${Math.ceil(bytes / 1024 ** 2)}Mi`;
+
+/** The runner's settings from the service's configuration. */
+export function runnerSettingsOf(
+  env: KubernetesRunnerEnv & {
+    HEALTH_CHECK_TIMEOUT: number;
+    BUILD_CPUS: number;
+    BUILD_MEMORY_BYTES: number;
+    RUNTIME_APP_CPUS: number;
+    RUNTIME_APP_MEMORY_BYTES: number;
+  },
+): KubernetesRunnerSettings {
+  return {
+    buildNamespace: env.KUBE_BUILD_NAMESPACE,
+    appNamespacePrefix: env.KUBE_APP_NAMESPACE_PREFIX,
+    ingressControllerNamespace: env.KUBE_ROUTER_NAMESPACE,
+    clusterCidrs: env.KUBE_CLUSTER_CIDRS,
+    projectQuota: {
+      cpu: env.KUBE_PROJECT_CPU,
+      memory: env.KUBE_PROJECT_MEMORY,
+      pods: env.KUBE_PROJECT_PODS,
+    },
+    registry: env.KUBE_REGISTRY,
+    appsDomain: env.APPS_DOMAIN,
+    ingressClassName: 'platform',
+    registrySecret: 'registry',
+    baseImage: env.KUBE_NODE_IMAGE ?? `${env.KUBE_REGISTRY}/${NODE_IMAGE_TAG}`,
+    buildkitImage: 'unused',
+    gitImage: 'unused',
+    ...(env.KUBE_RUNTIME_CLASS && { runtimeClassName: env.KUBE_RUNTIME_CLASS }),
+    build: {
+      cpu: cpuQuantity(env.BUILD_CPUS),
+      memory: memoryQuantity(env.BUILD_MEMORY_BYTES),
+      timeoutSeconds: Math.ceil(env.KUBE_BUILD_TIMEOUT / 1000),
+    },
+    app: {
+      cpu: cpuQuantity(env.RUNTIME_APP_CPUS),
+      memory: memoryQuantity(env.RUNTIME_APP_MEMORY_BYTES),
+      healthCheckTimeoutSeconds: Math.ceil(env.HEALTH_CHECK_TIMEOUT / 1000),
+    },
+  };
+}
