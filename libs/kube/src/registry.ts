@@ -15,6 +15,8 @@ export interface ImageRunConfig {
   env?: string[];
   workingDir?: string;
   user?: string;
+  /** The image's labels (OCI annotations of its configuration). */
+  labels?: Record<string, string>;
 }
 
 export interface PushedImage {
@@ -141,6 +143,7 @@ export class Registry {
           ...(run.env && { Env: [...(baseRun.Env ?? []), ...run.env] }),
           ...(run.workingDir && { WorkingDir: run.workingDir }),
           ...(run.user && { User: run.user }),
+          ...(run.labels && { Labels: { ...(baseRun.Labels as object), ...run.labels } }),
         },
         rootfs: { type: 'layers', diff_ids: diffIds },
       }),
@@ -229,5 +232,28 @@ export class Registry {
     if (res.status === 404) return null;
     await expectStatus(res, [200], `looking up ${repository}:${tag}`);
     return res.headers.get('docker-content-digest');
+  }
+
+  /** The tags of `repository` (none when the registry has no such repository). */
+  async tags(repository: string): Promise<string[]> {
+    const res = await fetch(this.url(`/v2/${repository}/tags/list?n=10000`));
+    if (res.status === 404) return [];
+    await expectStatus(res, [200], `listing the tags of ${repository}`);
+    return ((await res.json()) as { tags: string[] | null }).tags ?? [];
+  }
+
+  /**
+   * Deletes `repository:tag`'s manifest (every tag naming the same digest goes with it: images
+   * that must be deleted alone carry a label of their own). False when there was no such tag.
+   * The layers stay until the registry's garbage collection.
+   */
+  async remove(repository: string, tag: string): Promise<boolean> {
+    const digest = await this.resolve(repository, tag);
+    if (!digest) return false;
+    const res = await fetch(this.url(`/v2/${repository}/manifests/${digest}`), {
+      method: 'DELETE',
+    });
+    await expectStatus(res, [202, 404], `deleting ${repository}:${tag}`);
+    return res.status === 202;
   }
 }

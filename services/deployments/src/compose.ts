@@ -36,6 +36,7 @@ import { Sandbox, sandboxOptions } from './sandbox/sandbox';
 import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 import { restoreLiveApps } from './pipeline/restore-live-apps';
+import { openKubernetesSteps } from './kubernetes.compose';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** The shortest interval at which the output of every deployed app is copied into its log. */
@@ -80,11 +81,16 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   const builds = new BuildStore(config.BUILDS_DIR, {
     disks: new BuildDisks(config.BUILD_DISK_BYTES),
   });
+  const runsPipeline = config.PIPELINE_ENABLED && !seams.steps;
   const local =
-    config.PIPELINE_ENABLED && !seams.steps
+    runsPipeline && config.RUNTIME === 'local'
       ? await openLocalSteps(config, runtime, { snapshots, builds, repository })
       : undefined;
-  const steps = seams.steps ?? local?.steps;
+  const cluster =
+    runsPipeline && config.RUNTIME === 'kubernetes'
+      ? await openKubernetesSteps(config, runtime, { snapshots, repository })
+      : undefined;
+  const steps = seams.steps ?? local?.steps ?? cluster?.steps;
   const worker =
     config.PIPELINE_ENABLED && steps
       ? createPipelineWorker(config, { models, logger, outbox, steps })
@@ -118,7 +124,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     statusWatch,
     snapshots,
     builds,
-    runtime: local?.runtime,
+    runtime: local?.runtime ?? cluster?.runtime,
     limits: new AccountLimits(models, accountLimitsOf(config)),
   });
   const triggerRepository = new TriggerRepository(models, outbox, repository.logs, config);

@@ -3,7 +3,6 @@ import type { Deployment, DeploymentWithLogs, ServiceRef } from './deployment';
 import type { DeploymentsRepository } from './deployments.repository';
 import { waitingFor, type AccountLimits } from './account-limits';
 import type { BuildStore } from '../builds/build-store';
-import type { RuntimeClient } from '../runtime/local/client';
 import type { SourceSnapshots } from '../source/snapshot';
 import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 import type { StatusWatch } from './status-watch';
@@ -16,8 +15,8 @@ export interface DeploymentsServiceDeps {
   /** A deleted project's or service's source snapshots and kept builds go with it. */
   snapshots: SourceSnapshots;
   builds: BuildStore;
-  /** The local runtime, in a replica that runs the pipeline: a deleted service's apps stop. */
-  runtime?: RuntimeClient;
+  /** The runtime apps run in, in a replica that runs the pipeline: a deleted service's apps stop. */
+  runtime?: { stopService(serviceId: string): Promise<unknown> };
   /** The live logs' followers of this replica. */
   followers: LogFollowers;
   /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS: why a deployment waits. */

@@ -40,6 +40,7 @@ describe('a build whose output cannot be handled', () => {
       },
       line: () => undefined,
       signal: new AbortController().signal,
+      runsAgain: () => false,
     };
 
     const outcome = await steps.build(context);

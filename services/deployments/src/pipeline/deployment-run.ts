@@ -103,6 +103,8 @@ export class DeploymentRun {
       output: (text) => this.log.append(text),
       line: (text) => this.log.line(text),
       signal: controller.signal,
+      runsAgain: () =>
+        this.interruption?.reason === 'shutdown' || this.interruption?.reason === 'lease-lost',
     });
     let stepDone = false;
     const heartbeat = this.keepLease(step, () => stepDone);

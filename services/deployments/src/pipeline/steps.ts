@@ -23,6 +23,11 @@ export interface StepContext {
   line(text: string): void;
   /** Aborted when the run is interrupted (cancelled, superseded, shutting down, lease lost). */
   signal: AbortSignal;
+  /**
+   * After the abort: true when the step will run again (the worker shuts down or lost its lease),
+   * so what it started is left for the next run rather than undone.
+   */
+  runsAgain(): boolean;
 }
 
 /** Where a deployed app's log goes on: its release, and how much of it the deployment has. */

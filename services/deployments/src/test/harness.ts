@@ -27,6 +27,7 @@ import { routerGet, stopSupervisor } from '../runtime/local/testing';
 import { SourceSnapshots } from '../source/snapshot';
 import { ShellSteps } from './shell-steps';
 import { configSchema, type Config } from '../config';
+import { openKubernetesSteps } from '../kubernetes.compose';
 import type { DeploymentDoc } from '../deployments/deployments.model';
 import type { TriggerResponse } from '../deployments/deployments.schemas';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
@@ -169,23 +170,26 @@ export async function startHarness(options: HarnessOptions = {}) {
     firstCommit,
     /**
      * Another replica's pipeline worker on this database (or on `otherModels`, another
-     * connection to it), made by compose's own openLocalSteps and createPipelineWorker from
+     * connection to it), made by compose’s own openLocalSteps (openKubernetesSteps with RUNTIME=kubernetes) and createPipelineWorker from
      * these settings over the harness's (the same runtime and builds); not started.
      */
     async newWorker(settings: WorkerSettings = {}, otherModels: Models = models) {
       const { TEST_BUILD: build, TEST_DEPLOY: deploy, ...overrides } = settings;
       const workerConfig = configWith(overrides);
+      const parts = {
+        snapshots: new SourceSnapshots(otherModels.sources),
+        repository: new DeploymentsRepository(otherModels, composed.outbox),
+      };
       const steps =
         shellSteps(workerConfig, build, deploy) ??
+        (workerConfig.RUNTIME === 'kubernetes'
+          ? (await openKubernetesSteps(workerConfig, { logger, lifecycle }, parts)).steps
+          : undefined) ??
         (
           await openLocalSteps(
             workerConfig,
             { logger, lifecycle },
-            {
-              snapshots: new SourceSnapshots(otherModels.sources),
-              builds: composed.builds,
-              repository: new DeploymentsRepository(otherModels, composed.outbox),
-            },
+            { ...parts, builds: composed.builds },
           )
         ).steps;
       return createPipelineWorker(workerConfig, {
@@ -359,8 +363,12 @@ export type Harness = Awaited<ReturnType<typeof startHarness>>;
  * after them, read as `h.api`, `h.document(id)`, ... inside tests and hooks, once beforeAll has
  * run (hooks registered after this one may use it).
  */
-export function useHarness(options: HarnessOptions = {}): Harness {
-  const running = useRunning(() => startHarness(options));
+export function useHarness(
+  options: HarnessOptions | (() => Promise<HarnessOptions>) = {},
+): Harness {
+  const running = useRunning(async () =>
+    startHarness(typeof options === 'function' ? await options() : options),
+  );
   return new Proxy({} as Harness, { get: (_target, key) => Reflect.get(running(), key) });
 }
 

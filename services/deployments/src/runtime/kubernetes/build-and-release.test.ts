@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { findOrStartCluster, k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
-import { pushAppImage, pushBuildContext } from './build-job';
+import { AppImages } from './app-images';
+import { pushBuildContext } from './build-job';
 import { KubernetesBuilds } from './builds';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import { testRunnerSettings } from './testing';
@@ -79,7 +80,7 @@ fs.writeFileSync('dist/server.js', "require('node:http').createServer((q, r) => 
     expect(built.state).toBe('succeeded');
     expect(lines.join('\n')).toContain('node build.js');
 
-    const image = await pushAppImage(registry, settings, spec, built.workspace!);
+    const image = await new AppImages(registry, settings).push(spec, built.workspace!);
     expect(image).toMatch(new RegExp(`^${cluster.registry}/apps/${spec.serviceId}@sha256:`));
     const releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
     expect(await releases.deploy({ spec, image })).toEqual({ outcome: 'DEPLOYED' });

@@ -58,7 +58,8 @@ export async function pushBuildContext(
     `builds/${spec.serviceId}`,
     spec.deploymentId,
     [await checkoutLayer(checkoutDir)],
-    { workingDir: WORKSPACE },
+    // Its own label: no two deployments' contexts share a digest, so deleting one keeps the other.
+    { workingDir: WORKSPACE, labels: { 'platform.dev/deployment-id': spec.deploymentId } },
   );
   return image.reference;
 }
@@ -129,28 +130,4 @@ export function buildJobObjects(
       },
     },
   };
-}
-
-/**
- * The app's image `<registry>/apps/<serviceId>:<deploymentId>`: the base image, the built
- * workspace, `sh -c startCommand` in the root directory. Its digest reference.
- */
-export async function pushAppImage(
-  registry: Registry,
-  settings: KubernetesRunnerSettings,
-  spec: DeploymentSpec,
-  workspace: Buffer,
-): Promise<string> {
-  const image = await registry.appendImage(
-    settings.baseImage,
-    `apps/${spec.serviceId}`,
-    spec.deploymentId,
-    [workspace],
-    {
-      entrypoint: ['sh', '-c', spec.startCommand ?? 'npm start'],
-      cmd: [],
-      workingDir: path.posix.join(WORKSPACE, spec.rootDirectory),
-    },
-  );
-  return image.reference;
 }

@@ -18,7 +18,7 @@ export interface BuildResult {
   /** The Job's failure reason (BackoffLimitExceeded for an exit, DeadlineExceeded, …). */
   reason?: string;
   exitCode?: number;
-  /** A succeeded build's workspace, a tar layer for pushAppImage (build-job.ts). */
+  /** A succeeded build's workspace, a tar layer for AppImages.push (app-images.ts). */
   workspace?: Buffer;
 }
 

@@ -19,10 +19,15 @@ import { projectNamespaceObjects } from './tenancy';
 
 export const FIELD_MANAGER = 'platform-deployments';
 
-/** A release that ran or may run: the deployment and the image its build pushed. */
+/** A release that ran or may run: the deployment, the image its build pushed, its place. */
 export interface Release {
   spec: DeploymentSpec;
   image: string;
+  /**
+   * Its deployment's place in the service's order (promotion.ts `generationOf`): a release is
+   * never applied over a newer one's. None: before every other.
+   */
+  generation?: string;
 }
 
 export interface RolloutResult {
@@ -31,14 +36,34 @@ export interface RolloutResult {
   reason?: string;
 }
 
+/** The service's Deployment as it is: whose release it runs. */
+export interface LiveRelease {
+  deploymentId: string;
+  generation: string;
+  resourceVersion: string;
+}
+
+/** The annotation of the Deployment holding its release's generation. */
+export const GENERATION = 'platform.dev/generation';
+const DEPLOYMENT_ID = 'platform.dev/deployment-id';
+
 /** Beyond the Deployment's own progress deadline, how long a watch waits for the verdict. */
 const VERDICT_MARGIN_MS = 30_000;
+/**
+ * Conditional applies lost to another writer in a row before giving up: each loss means another
+ * release was applied meanwhile, so a handful only happens with that many deploys at once.
+ */
+const MAX_CONFLICTS = 5;
 
 type DeploymentObject = Parameters<typeof rolloutOutcome>[0] & Kubernetes.V1Deployment;
+
+const notFound = (err: unknown) => (err as { code?: number } | null)?.code === 404;
+const conflict = (err: unknown) => (err as { code?: number } | null)?.code === 409;
 
 export class KubernetesReleases {
   private readonly objects: Kubernetes.KubernetesObjectApi;
   private readonly core: Kubernetes.CoreV1Api;
+  private readonly apps: Kubernetes.AppsV1Api;
 
   constructor(
     private readonly kc: Kubernetes.KubeConfig,
@@ -46,6 +71,7 @@ export class KubernetesReleases {
   ) {
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
     this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.apps = kc.makeApiClient(k8s.AppsV1Api);
   }
 
   /** Server-side apply, in order; the platform owns every field it sets. */
@@ -63,19 +89,96 @@ export class KubernetesReleases {
   }
 
   /**
-   * Applies the project's namespace (its first release makes it) and the release, then watches
-   * the rollout. On FAILED, `previous` (the release that served) is applied again.
+   * Releases `release` (newest wins) and watches its rollout. On FAILED, `previous` (the release
+   * that served) is applied again, unless a newer release has replaced the failed one meanwhile.
    */
   async deploy(release: Release, previous: Release | null = null): Promise<RolloutResult> {
-    await this.applyRelease(release);
-    const result = await this.watchRollout(release.spec);
-    if (result.outcome === 'FAILED' && previous) {
-      await this.apply(releaseObjects(this.settings, previous.spec, previous.image));
+    const applied = await this.applyNewest(release);
+    if (!applied.applied) {
+      return { outcome: 'FAILED', reason: `a newer deployment (${applied.newer}) is live` };
     }
+    const result = await this.watchRollout(release.spec);
+    if (result.outcome === 'FAILED' && previous) await this.revert(release, previous);
     return result;
   }
 
-  /** The project's namespace objects (its first release makes them), then the release's. */
+  /** Whose release the service's Deployment runs; null when it has none. */
+  async live(spec: Pick<DeploymentSpec, 'projectId' | 'serviceId'>): Promise<LiveRelease | null> {
+    const deployment = await this.apps
+      .readNamespacedDeployment({
+        name: `app-${spec.serviceId}`,
+        namespace: appNamespaceOf(this.settings, spec.projectId),
+      })
+      .catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
+    if (!deployment) return null;
+    const annotations = deployment.metadata?.annotations ?? {};
+    return {
+      deploymentId: annotations[DEPLOYMENT_ID] ?? '',
+      generation: annotations[GENERATION] ?? '',
+      resourceVersion: deployment.metadata?.resourceVersion ?? '',
+    };
+  }
+
+  /**
+   * The project's namespace objects (its first release makes them), then the release's, the
+   * Deployment applied only if no newer release is its (checked and written in one conditional
+   * apply, on the resourceVersion read). `{ applied: false }` names the newer deployment.
+   */
+  async applyNewest(
+    release: Release,
+  ): Promise<{ applied: true } | { applied: false; newer: string }> {
+    return this.applyIf(release, (live) =>
+      live && live.generation > (release.generation ?? '') ? live.deploymentId : null,
+    ).then((refused) => (refused ? { applied: false, newer: refused } : { applied: true }));
+  }
+
+  /**
+   * Applies `previous` again after `failed`'s rollout failed, if the Deployment is still
+   * `failed`'s (a newer release applied meanwhile stays). True when it was applied.
+   */
+  async revert(failed: Release, previous: Release): Promise<boolean> {
+    const refused = await this.applyIf(previous, (live) =>
+      live?.deploymentId === failed.spec.deploymentId ? null : (live?.deploymentId ?? 'none'),
+    );
+    return refused === null;
+  }
+
+  /**
+   * Applies `release` unless `refuse(live)` names why not; the Deployment's apply carries the
+   * resourceVersion `refuse` saw, so a writer in between makes it read and decide again.
+   */
+  private async applyIf(
+    { spec, image, generation = '' }: Release,
+    refuse: (live: LiveRelease | null) => string | null,
+  ): Promise<string | null> {
+    await this.apply(projectNamespaceObjects(this.settings, spec.projectId));
+    const objects = releaseObjects(this.settings, spec, image);
+    for (let losses = 0; ; losses++) {
+      const live = await this.live(spec);
+      const refused = refuse(live);
+      if (refused !== null) return refused;
+      const conditional = objects.map((object) =>
+        object.kind !== 'Deployment'
+          ? object
+          : {
+              ...object,
+              metadata: {
+                ...object.metadata,
+                annotations: { ...object.metadata.annotations, [GENERATION]: generation },
+                ...(live && { resourceVersion: live.resourceVersion }),
+              },
+            },
+      );
+      try {
+        await this.apply(conditional);
+        return null;
+      } catch (err) {
+        if (!conflict(err) || losses + 1 >= MAX_CONFLICTS) throw err;
+      }
+    }
+  }
+
+  /** The release's objects as they are, with no check (a test's set-up). */
   async applyRelease({ spec, image }: Release): Promise<void> {
     await this.apply(projectNamespaceObjects(this.settings, spec.projectId));
     await this.apply(releaseObjects(this.settings, spec, image));
@@ -86,7 +189,10 @@ export class KubernetesReleases {
    * It reads only the cluster: a deployments service restarted in the middle of a rollout calls
    * it again and gets the same verdict.
    */
-  watchRollout(spec: Pick<DeploymentSpec, 'projectId' | 'serviceId'>): Promise<RolloutResult> {
+  watchRollout(
+    spec: Pick<DeploymentSpec, 'projectId' | 'serviceId' | 'deploymentId'>,
+    signal?: AbortSignal,
+  ): Promise<RolloutResult> {
     const namespace = appNamespaceOf(this.settings, spec.projectId);
     const name = `app-${spec.serviceId}`;
     const deadlineMs = this.settings.app.healthCheckTimeoutSeconds * 1000 + VERDICT_MARGIN_MS;
@@ -97,6 +203,7 @@ export class KubernetesReleases {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', stopped);
         abort?.abort();
         if (result instanceof Error) reject(result);
         else resolve(result);
@@ -109,10 +216,23 @@ export class KubernetesReleases {
           }),
         deadlineMs,
       );
+      // Aborted: the watch ends, rejecting with an AbortError.
+      const stopped = () =>
+        finish(new DOMException('the rollout is no longer watched', 'AbortError'));
+      if (signal?.aborted) stopped();
+      signal?.addEventListener('abort', stopped, { once: true });
       const onEvent = (phase: string, object: DeploymentObject) => {
         if (phase === 'DELETED')
           finish(new Error(`the Deployment ${namespace}/${name} was deleted`));
         if (phase !== 'ADDED' && phase !== 'MODIFIED') return;
+        const runs = object.spec?.template.metadata?.annotations?.[DEPLOYMENT_ID];
+        if (runs !== spec.deploymentId) {
+          finish({
+            outcome: 'FAILED',
+            reason: `deployment ${runs ?? '(none)'} was released over it`,
+          });
+          return;
+        }
         const outcome = rolloutOutcome(object);
         if (outcome === 'DEPLOYED') finish({ outcome });
         if (outcome === 'FAILED') {
@@ -152,14 +272,13 @@ export class KubernetesReleases {
 
   /** The progress deadline, and what each pod of the new template is stuck on. */
   private async failureReason(namespace: string, deployment: DeploymentObject): Promise<string> {
-    const deploymentId =
-      deployment.spec?.template.metadata?.annotations?.['platform.dev/deployment-id'];
+    const deploymentId = deployment.spec?.template.metadata?.annotations?.[DEPLOYMENT_ID];
     const selector = Object.entries(deployment.spec?.selector.matchLabels ?? {})
       .map(([key, value]) => `${key}=${value}`)
       .join(',');
     const pods = await this.core.listNamespacedPod({ namespace, labelSelector: selector });
     const stuck = pods.items
-      .filter((pod) => pod.metadata?.annotations?.['platform.dev/deployment-id'] === deploymentId)
+      .filter((pod) => pod.metadata?.annotations?.[DEPLOYMENT_ID] === deploymentId)
       .flatMap((pod) =>
         (pod.status?.containerStatuses ?? []).map((c) => {
           const waiting = c.state?.waiting;

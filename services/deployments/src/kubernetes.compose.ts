@@ -1,0 +1,68 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { k8s, Registry, type Kubernetes } from '@platform/kube';
+import { createSecretBox, localSourcePolicy, type Runtime } from '@platform/shared';
+import type { Config } from './config';
+import type { DeploymentsRepository } from './deployments/deployments.repository';
+import { KubernetesSteps } from './pipeline/kubernetes-steps';
+import { AppImages } from './runtime/kubernetes/app-images';
+import { KubernetesBuilds } from './runtime/kubernetes/builds';
+import { KubernetesReleases } from './runtime/kubernetes/releases';
+import { runnerSettingsOf } from './runtime/kubernetes/runner.env';
+import { removeServiceObjects } from './runtime/kubernetes/service-removal';
+import type { SourceSnapshots } from './source/snapshot';
+
+/** The cluster KUBECONFIG names, else the one this process runs in (its ServiceAccount). */
+export function kubeConfigFrom(config: Pick<Config, 'KUBECONFIG'>): Kubernetes.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+/**
+ * The steps of a pipeline with RUNTIME=kubernetes (docs/kubernetes-runner.md): builds as Jobs and
+ * apps as Deployments in the cluster, images in KUBE_REGISTRY; and how a deleted service's app
+ * goes. The cluster must answer at start-up: a replica that cannot reach it fails to start.
+ */
+export async function openKubernetesSteps(
+  config: Config,
+  { logger }: Runtime,
+  parts: { snapshots: SourceSnapshots; repository: DeploymentsRepository },
+) {
+  const kc = kubeConfigFrom(config);
+  const version = await kc.makeApiClient(k8s.VersionApi).getCode();
+  const settings = runnerSettingsOf(config);
+  const images = new AppImages(new Registry(settings.registry), settings);
+  const checkoutsDir = path.join(config.BUILDS_DIR, 'checkouts');
+  await mkdir(checkoutsDir, { recursive: true, mode: 0o700 });
+  const steps = new KubernetesSteps({
+    settings,
+    registry: new Registry(settings.registry),
+    builds: new KubernetesBuilds(kc, settings),
+    releases: new KubernetesReleases(kc, settings),
+    images,
+    snapshots: parts.snapshots,
+    secretBox: createSecretBox(config),
+    liveDeploymentOf: (serviceId) => parts.repository.latestDeployed(serviceId),
+    // Never a repository among the platform's own files, its checkouts included.
+    sources: localSourcePolicy(config, [config.BUILDS_DIR, config.RUNTIME_DIR]),
+    fetchTimeoutMs: config.SOURCE_FETCH_TIMEOUT,
+    checkoutsDir,
+  });
+  logger.info(
+    { cluster: kc.getCurrentCluster()?.server, version: version.gitVersion },
+    'Kubernetes runner ready',
+  );
+  return {
+    steps,
+    kc,
+    settings,
+    runtime: {
+      async stopService(serviceId: string) {
+        await removeServiceObjects(kc, serviceId);
+        await images.removeService(serviceId);
+      },
+    },
+  };
+}

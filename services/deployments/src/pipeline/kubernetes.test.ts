@@ -1,0 +1,297 @@
+import { randomBytes } from 'node:crypto';
+import { findOrStartCluster, k8s, kubeConfigOf, type Cluster } from '@platform/kube';
+import type { AppAnswer } from '@platform/shared/testing';
+import { waitFor } from '@platform/shared/testing';
+import type { DeploymentStatus } from '../deployments/status';
+import { useHarness, type Harness } from '../test/harness';
+import type { OwnedService } from '../test/projects-stub';
+import { appNamespaceOf } from '../runtime/kubernetes/objects';
+
+/**
+ * The real pipeline with RUNTIME=kubernetes on the local cluster (docs/kubernetes-runner.md): git
+ * fetches the fixture repository here, the build runs in a Job, the app in a Deployment, and its
+ * URL answers through the router the service serves (RUNTIME_ROUTER_PORT, as the gateway calls it).
+ */
+
+const suffix = randomBytes(3).toString('hex');
+const PREFIX = `pk-${suffix}`;
+const BUILD_NAMESPACE = `pk-${suffix}-builds`;
+let cluster: Cluster;
+
+const h = useHarness(async () => {
+  cluster = await findOrStartCluster();
+  return {
+    pipeline: {
+      RUNTIME: 'kubernetes',
+      KUBECONFIG: cluster.kubeconfigPath,
+      KUBE_REGISTRY: cluster.registry,
+      KUBE_NODE_IMAGE: cluster.nodeImage,
+      KUBE_APP_NAMESPACE_PREFIX: PREFIX,
+      KUBE_BUILD_NAMESPACE: BUILD_NAMESPACE,
+      // A pod's readiness takes seconds on a loaded machine: the rollout's progress deadline.
+      HEALTH_CHECK_TIMEOUT: '90s',
+      RUNTIME_APP_CPUS: '0.2',
+      RUNTIME_APP_MEMORY_BYTES: String(128 * 1024 ** 2),
+      BUILD_CPUS: '0.5',
+      BUILD_MEMORY_BYTES: String(256 * 1024 ** 2),
+      PIPELINE_LEASE: '10s',
+      PIPELINE_HEARTBEAT: '200ms',
+    },
+  };
+});
+
+afterAll(async () => {
+  const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+  const namespaces = await core.listNamespace();
+  for (const ns of namespaces.items) {
+    const name = ns.metadata!.name!;
+    if (name.startsWith(`${PREFIX}-`)) await core.deleteNamespace({ name }).catch(() => undefined);
+  }
+});
+
+/** A build Job, an image pull and a rollout: tens of seconds, more on a loaded machine. */
+const ROLLOUT = 240_000;
+const TEST = 600_000;
+
+async function servedCommit(service: OwnedService): Promise<string> {
+  const answer = await h.app(service);
+  return answer.status === 200
+    ? (JSON.parse(answer.body) as AppAnswer).commit
+    : `${answer.status} ${answer.body}`;
+}
+
+async function deploy(
+  harness: Harness,
+  service: OwnedService,
+  commitHash: string,
+  status: DeploymentStatus,
+) {
+  const res = await harness.api.trigger(service, { commitHash });
+  expect(res.status).toBe(201);
+  return {
+    id: res.body.id as string,
+    ...(await harness.waitForStatus(service, res.body.id, status, ROLLOUT)),
+  };
+}
+
+/** The build Jobs created in the builds' namespace while `during` runs. */
+async function jobsCreatedDuring(during: () => Promise<void>): Promise<string[]> {
+  const created: string[] = [];
+  const watching = await new k8s.Watch(kubeConfigOf(cluster)).watch(
+    `/apis/batch/v1/namespaces/${BUILD_NAMESPACE}/jobs`,
+    {},
+    (phase: string, job: { metadata?: { name?: string } }) => {
+      if (phase === 'ADDED') created.push(job.metadata?.name ?? '');
+    },
+    () => undefined,
+  );
+  try {
+    await during();
+  } finally {
+    watching.abort();
+  }
+  return created;
+}
+
+describe('the pipeline on Kubernetes', () => {
+  let service: OwnedService;
+  let firstId: string;
+
+  it(
+    'builds the commit in a Job and serves it from a Deployment at the service’s URL',
+    async () => {
+      const created = await h.newDeployment();
+      service = created.service;
+      firstId = created.id;
+
+      const deployed = await h.waitForStatus(service, firstId, 'DEPLOYED', ROLLOUT);
+
+      expect(JSON.parse((await h.app(service)).body)).toMatchObject({
+        commit: h.firstCommit.revision,
+        greeting: 'hello',
+      });
+      expect(deployed.logs).toContain(`==> fetching commit ${h.firstCommit.hash}`);
+      expect(deployed.logs).toContain('==> running the build command in a Job: node build.js');
+      expect(deployed.logs).toContain(`built revision ${h.firstCommit.revision}`);
+      expect(deployed.logs).toContain("==> the service's URL now serves this deployment");
+      expect(await h.changes(firstId)).toEqual([
+        '->BUILDING',
+        'BUILDING>DEPLOYING',
+        'DEPLOYING>DEPLOYED',
+      ]);
+    },
+    TEST,
+  );
+
+  it(
+    'fails a build that fails, with its exit code, and the live release keeps serving',
+    async () => {
+      const broken = await h.appRepository.commit({ failBuild: true });
+
+      const failed = await deploy(h, service, broken.hash, 'FAILED');
+
+      expect(failed.logs).toContain('The build command failed with exit code 1.');
+      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+    },
+    TEST,
+  );
+
+  it(
+    'fails a release that never becomes healthy while the previous one answers every request',
+    async () => {
+      const sick = await h.appRepository.commit({ neverHealthy: true });
+      const answers: string[] = [];
+      let probing = true;
+      const probe = (async () => {
+        while (probing) answers.push(await servedCommit(service).catch((e: Error) => e.message));
+      })();
+
+      const failed = await deploy(h, service, sick.hash, 'FAILED');
+      probing = false;
+      await probe;
+
+      expect(failed.logs).toMatch(/The app did not become healthy: progress deadline exceeded/);
+      expect(failed.logs).toContain(`==> deployment ${firstId} serves again`);
+      expect(answers.length).toBeGreaterThan(0);
+      expect(new Set(answers)).toEqual(new Set([h.firstCommit.revision]));
+      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+    },
+    TEST,
+  );
+
+  it(
+    'rolls back to a kept image without building: no Job is created',
+    async () => {
+      const next = await h.appRepository.commit({ greeting: 'second' });
+      await deploy(h, service, next.hash, 'DEPLOYED');
+      expect(await servedCommit(service)).toBe(next.revision);
+      let rollbackId = '';
+
+      const jobs = await jobsCreatedDuring(async () => {
+        const res = await h.api.redeploy(service, firstId);
+        expect(res.status).toBe(201);
+        rollbackId = res.body.id as string;
+        const rolledBack = await h.waitForStatus(service, rollbackId, 'DEPLOYED', ROLLOUT);
+        expect(rolledBack.logs).toContain(`==> reusing the image of deployment ${firstId}`);
+      });
+
+      expect(jobs).toEqual([]);
+      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+    },
+    TEST,
+  );
+
+  it(
+    'cancels a build: its Job and pod are deleted, the deployment CANCELLED',
+    async () => {
+      const slow = await h.appRepository.commit({
+        files: { 'build.js': 'console.log("building slowly"); setTimeout(() => {}, 600000);' },
+      });
+      const res = await h.api.trigger(service, { commitHash: slow.hash });
+      const id = res.body.id as string;
+      await waitFor(
+        async () => (await h.api.get(service, id)).body.logs.includes('building slowly'),
+        {
+          timeoutMs: ROLLOUT,
+          what: 'the build to print',
+        },
+      );
+
+      expect((await h.api.cancel(service, id)).status).toBe(200);
+
+      await h.waitForStatus(service, id, 'CANCELLED', ROLLOUT);
+      const batch = kubeConfigOf(cluster).makeApiClient(k8s.BatchV1Api);
+      await waitFor(
+        async () =>
+          (await batch.listNamespacedJob({ namespace: BUILD_NAMESPACE })).items.every(
+            (job) => job.metadata?.name !== `build-${id}`,
+          ),
+        { timeoutMs: 60_000, what: 'the Job to be deleted' },
+      );
+      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+    },
+    TEST,
+  );
+
+  it(
+    'lets the newest deployment win: an older one superseded never becomes live',
+    async () => {
+      const older = await h.appRepository.commit({ greeting: 'older' });
+      const newer = await h.appRepository.commit({ greeting: 'newer' });
+
+      const first = await h.api.trigger(service, { commitHash: older.hash });
+      const second = await h.api.trigger(service, { commitHash: newer.hash });
+
+      await h.waitForStatus(service, second.body.id as string, 'DEPLOYED', ROLLOUT);
+      const olderNow = await h.api.get(service, first.body.id as string);
+      expect(olderNow.body.status).toBe('CANCELLED');
+      expect(await servedCommit(service)).toBe(newer.revision);
+    },
+    TEST,
+  );
+
+  it(
+    'runs `replicas` copies: each of the three answers through the service’s URL',
+    async () => {
+      const whoami = await h.appRepository.commit({
+        files: {
+          'server.js':
+            "require('node:http').createServer((q, r) => r.end(require('node:os').hostname())).listen(process.env.PORT);",
+        },
+      });
+      const { service: three, id } = await h.newDeployment(
+        { commitHash: whoami.hash },
+        { replicas: 3 },
+      );
+      await h.waitForStatus(three, id, 'DEPLOYED', ROLLOUT);
+
+      const hosts = new Set<string>();
+      for (let i = 0; i < 60 && hosts.size < 3; i++) hosts.add((await h.app(three)).body);
+
+      expect(hosts.size).toBe(3);
+    },
+    TEST,
+  );
+
+  it(
+    'carries on after the deployments service restarts mid-rollout: no pod replaced',
+    async () => {
+      const slowStart = await h.appRepository.commit({ listenAfterSeconds: 8 });
+      const res = await h.api.trigger(service, { commitHash: slowStart.hash });
+      const id = res.body.id as string;
+      await h.waitForStatus(service, id, 'DEPLOYING', ROLLOUT);
+      const apps = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+      const podsOf = async () =>
+        (
+          await apps.listNamespacedPod({
+            namespace: appNamespaceOf({ appNamespacePrefix: PREFIX }, service.projectId),
+            labelSelector: `platform.dev/service-id=${service.serviceId}`,
+          })
+        ).items.filter((p) => p.metadata?.annotations?.['platform.dev/deployment-id'] === id);
+      await waitFor(async () => (await podsOf()).length > 0, {
+        timeoutMs: ROLLOUT,
+        what: 'the new release’s pod',
+      });
+      const before = (await podsOf()).map((p) => p.metadata!.uid);
+
+      // The replica stops (its worker hands the deployment back), another one takes it on.
+      await h.worker!.stop();
+      const next = await h.newWorker();
+      next.start();
+      try {
+        const deployed = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+        expect(deployed.logs).toContain("==> the service's URL now serves this deployment");
+      } finally {
+        await next.stop();
+      }
+
+      const after = await podsOf();
+      expect(after.map((p) => p.metadata!.uid)).toEqual(before);
+      expect(after.every((p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) === 0)).toBe(
+        true,
+      );
+      expect(await servedCommit(service)).toBe(slowStart.revision);
+    },
+    TEST,
+  );
+});
