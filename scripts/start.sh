@@ -30,6 +30,9 @@
 # STACK_NAME (default "platform") names the databases (<name>_auth, ...) and consumer groups
 # (<service>-<name>: a service may only use groups starting with its name), so a second stack
 # (the end-to-end tests') can run beside this one on other ports.
+# RUNTIME=kubernetes: builds and apps run on the local single-node Kubernetes cluster instead
+# (docs/kubernetes-runner.md), started with its registry like the other servers (the first time
+# builds it: many minutes), or on the one KUBECONFIG names (with KUBE_REGISTRY, KUBE_NODE_IMAGE).
 # Kafka: each service logs in as its own user (scripts/infra/kafka-acls.sh) with the password in
 # KAFKA_SASL_PASSWORD_<SERVICE> (infra.sh url gives the local broker's); KAFKA_SASL_MECHANISM,
 # KAFKA_TLS and KAFKA_TLS_CA_FILE are passed through. Without such a password the service
@@ -102,6 +105,13 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-
   say "starting infrastructure (first run installs and builds it; see scripts/infra/README.md)"
   bash scripts/infra/infra.sh start all
   eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
+fi
+export RUNTIME="${RUNTIME:-local}"
+if [ "$RUNTIME" = kubernetes ] && [ -z "${KUBECONFIG:-}" ]; then
+  bash scripts/infra/infra.sh status kube >/dev/null 2>&1 || infra_started+=(kube)
+  say "starting the Kubernetes cluster (RUNTIME=kubernetes; the first run builds it)"
+  bash scripts/infra/infra.sh start kube
+  eval "$(bash scripts/infra/infra.sh url kube | sed 's/^/export /')"
 fi
 # The Kafka logins stay in this script: no service runs as the admin (the tests' user), and each
 # is handed its own password below, not the others'.

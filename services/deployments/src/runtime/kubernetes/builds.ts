@@ -26,6 +26,12 @@ const POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const notFound = (err: unknown) => (err as { code?: number } | null)?.code === 404;
 
+/**
+ * The longest piece of a line held back waiting for its end: a build printing without newlines
+ * has its output handed on in pieces of this many characters, never held in memory whole.
+ */
+const MAX_HELD_CHARS = 64 * 1024;
+
 /** A Writable that hands on whole lines (the last one when the stream ends). */
 function lineWriter(onLine: (line: string) => void): Writable {
   let rest = '';
@@ -34,6 +40,10 @@ function lineWriter(onLine: (line: string) => void): Writable {
       const lines = (rest + chunk.toString('utf8')).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) onLine(line);
+      while (rest.length > MAX_HELD_CHARS) {
+        onLine(rest.slice(0, MAX_HELD_CHARS));
+        rest = rest.slice(MAX_HELD_CHARS);
+      }
       done();
     },
     final(done) {

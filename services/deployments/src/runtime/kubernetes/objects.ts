@@ -27,6 +27,8 @@ interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  /** Set on a write that must fail (409) if the object changed since it was read. */
+  resourceVersion?: string;
 }
 
 /** The runner's settings: the cluster's side of the platform's configuration. */

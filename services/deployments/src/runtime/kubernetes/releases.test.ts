@@ -40,9 +40,9 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
   const projectId = id();
   const serviceId = id();
 
-  const specOf = (deploymentId: string): DeploymentSpec => ({
+  const specOf = (deploymentId: string, ofService = serviceId): DeploymentSpec => ({
     deploymentId,
-    serviceId,
+    serviceId: ofService,
     projectId,
     accountId: id(),
     commitHash: 'a'.repeat(40),
@@ -59,11 +59,12 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
     version: string,
     healthy: boolean,
     listenAfterMs = 0,
+    ofService = serviceId,
   ): Promise<Release> => {
-    const spec = specOf(id());
+    const spec = specOf(id(), ofService);
     const image = await new Registry(cluster.registry).appendImage(
       cluster.nodeImage,
-      `apps/${serviceId}`,
+      `apps/${ofService}`,
       spec.deploymentId,
       [],
       { cmd: ['-e', app(version, healthy, listenAfterMs)] },
@@ -86,6 +87,43 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
       .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
       .catch(() => undefined);
   });
+
+  test('newest wins: of releases applied at once, the newest is the Deployment’s, whatever the order', async () => {
+    // A service of its own: the others' releases carry no generation.
+    const raced = id();
+    for (let round = 0; round < 4; round++) {
+      const racing = await Promise.all(
+        [0, 1, 2].map(async (i) => ({
+          ...(await release(`r${round}-${i}`, true, 0, raced)),
+          generation: `${round}-${i}`,
+        })),
+      );
+      // Oldest first, newest first, and the middle one first: every order is raced.
+      const order = [racing, [...racing].reverse(), [racing[1]!, racing[2]!, racing[0]!]][
+        round % 3
+      ]!;
+
+      const results = await Promise.all(order.map((r) => releases.applyNewest(r)));
+
+      const live = await releases.live(racing[2]!.spec);
+      expect(live).toMatchObject({
+        deploymentId: racing[2]!.spec.deploymentId,
+        generation: `${round}-2`,
+      });
+      // A refused one names a newer release that was the Deployment's when it was refused.
+      for (const [index, result] of results.entries()) {
+        if (result.applied) continue;
+        const newer = racing.find((r) => r.spec.deploymentId === result.newer)!;
+        expect(newer.generation! > order[index]!.generation!).toBe(true);
+      }
+      // The newest is never refused; an older one applied late is.
+      expect(results[order.indexOf(racing[2]!)]).toEqual({ applied: true });
+      expect(await releases.applyNewest(racing[0]!)).toEqual({
+        applied: false,
+        newer: racing[2]!.spec.deploymentId,
+      });
+    }
+  }, 300_000);
 
   test('a healthy release is DEPLOYED and answers; one that never gets healthy is FAILED while the first answers', async () => {
     const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);

@@ -157,25 +157,39 @@ export class KubernetesReleases {
       const live = await this.live(spec);
       const refused = refuse(live);
       if (refused !== null) return refused;
-      const conditional = objects.map((object) =>
-        object.kind !== 'Deployment'
-          ? object
-          : {
-              ...object,
-              metadata: {
-                ...object.metadata,
-                annotations: { ...object.metadata.annotations, [GENERATION]: generation },
-                ...(live && { resourceVersion: live.resourceVersion }),
-              },
-            },
-      );
       try {
-        await this.apply(conditional);
+        for (const object of objects) {
+          if (object.kind !== 'Deployment') await this.apply([object]);
+          else await this.writeDeployment(object, generation, live);
+        }
         return null;
       } catch (err) {
         if (!conflict(err) || losses + 1 >= MAX_CONFLICTS) throw err;
       }
     }
+  }
+
+  /**
+   * The Deployment with its generation, written only over what `live` read: created when there
+   * was none (two first releases at once: one creates it, the other is refused with 409 and reads
+   * again), else applied with the resourceVersion read (a write in between: 409).
+   */
+  private async writeDeployment(
+    object: K8sObject,
+    generation: string,
+    live: LiveRelease | null,
+  ): Promise<void> {
+    const metadata = {
+      ...object.metadata,
+      annotations: { ...object.metadata.annotations, [GENERATION]: generation },
+    };
+    if (!live) {
+      await this.objects.create({ ...object, metadata }, undefined, undefined, FIELD_MANAGER);
+      return;
+    }
+    await this.apply([
+      { ...object, metadata: { ...metadata, resourceVersion: live.resourceVersion } },
+    ]);
   }
 
   /** The release's objects as they are, with no check (a test's set-up). */
