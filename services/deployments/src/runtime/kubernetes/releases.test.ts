@@ -40,10 +40,14 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
   const projectId = id();
   const serviceId = id();
 
-  const specOf = (deploymentId: string, ofService = serviceId): DeploymentSpec => ({
+  const specOf = (
+    deploymentId: string,
+    ofService = serviceId,
+    ofProject = projectId,
+  ): DeploymentSpec => ({
     deploymentId,
     serviceId: ofService,
-    projectId,
+    projectId: ofProject,
     accountId: id(),
     commitHash: 'a'.repeat(40),
     repository: 'https://example.invalid/repo.git',
@@ -60,8 +64,9 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
     healthy: boolean,
     listenAfterMs = 0,
     ofService = serviceId,
+    ofProject = projectId,
   ): Promise<Release> => {
-    const spec = specOf(id(), ofService);
+    const spec = specOf(id(), ofService, ofProject);
     const image = await new Registry(cluster.registry).appendImage(
       cluster.nodeImage,
       `apps/${ofService}`,
@@ -89,12 +94,14 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
   });
 
   test('newest wins: of releases applied at once, the newest is the Deployment’s, whatever the order', async () => {
-    // A service of its own: the others' releases carry no generation.
+    // A service (and project: its pods count against no other test's quota) of its own: the
+    // others' releases carry no generation.
     const raced = id();
+    const racedProject = id();
     for (let round = 0; round < 4; round++) {
       const racing = await Promise.all(
         [0, 1, 2].map(async (i) => ({
-          ...(await release(`r${round}-${i}`, true, 0, raced)),
+          ...(await release(`r${round}-${i}`, true, 0, raced, racedProject)),
           generation: `${round}-${i}`,
         })),
       );
@@ -123,6 +130,9 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
         newer: racing[2]!.spec.deploymentId,
       });
     }
+    await kubeConfigOf(cluster)
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNamespace({ name: appNamespaceOf(settings, racedProject) });
   }, 300_000);
 
   test('a healthy release is DEPLOYED and answers; one that never gets healthy is FAILED while the first answers', async () => {
