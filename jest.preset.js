@@ -19,6 +19,7 @@ module.exports = {
     '^@platform/shared$': path.join(__dirname, 'libs/shared/src/index.ts'),
     '^@platform/shared/testing$': path.join(__dirname, 'libs/shared/src/testing/index.ts'),
     '^@platform/kube$': path.join(__dirname, 'libs/kube/src/index.ts'),
+    '^@platform/kube/testing$': path.join(__dirname, 'libs/kube/src/testing/index.ts'),
   },
   testMatch: ['<rootDir>/src/**/*.test.ts'],
   globalSetup: path.join(__dirname, 'libs/shared/src/testing/global-setup.ts'),

@@ -1,11 +1,12 @@
 # shellcheck shell=bash disable=SC2034 # *_WAIT_S/*_STOP_GRACE_S are read indirectly by infra.sh
 # A single-node Kubernetes cluster for infra.sh (sourced): etcd, kube-apiserver, the controller
 # manager, the scheduler, containerd v2 with Debian's runc and CNI plugins, kubelet, kube-proxy
-# (nftables), CoreDNS and Debian's docker-registry, all on this machine. Not part of `all`.
+# (nftables), kube-router's firewall (enforces NetworkPolicies), CoreDNS and Debian's
+# docker-registry, all on this machine. Not part of `all`.
 #
 # Built once from the Go module proxy into $INFRA_CACHE_DIR/kube (kube/cluster: one binary
 # dispatching to each Kubernetes component and etcd; containerd and its runc shim; kube/coredns;
-# crane, which makes images from tarballs). kube/run.sh starts and supervises the processes;
+# kube/kube-router; crane, which makes images from tarballs). kube/run.sh starts and supervises the processes;
 # kube/host.sh records what the cluster changes on the host and puts it back at `stop`.
 
 # shellcheck source=kube/config.sh
@@ -20,13 +21,17 @@ KUBE_STOP_GRACE_S=60
 KUBE_VERSION=v1.36.3
 KUBE_CONTAINERD_VERSION=v2.2.9
 KUBE_CRANE_VERSION=v0.22.1
-KUBE_APT_PACKAGES=(runc containernetworking-plugins docker-registry conntrack busybox-static)
+KUBE_APT_PACKAGES=(runc containernetworking-plugins docker-registry conntrack busybox-static ipset)
 KUBE_GO_FLAGS=(-p 2 -trimpath)
+# kube-router is built one package at a time: it is the smallest, and builds beside the others.
+KUBE_ROUTER_GO_FLAGS=(-p 1 -trimpath)
 
 kube_url() {
   echo "KUBECONFIG=$KUBE_DIR/admin.kubeconfig"
   echo "KUBE_REGISTRY=127.0.0.1:$KUBE_REGISTRY_PORT"
   echo "KUBE_NODE_IMAGE=$KUBE_NODE_IMAGE"
+  # CoreDNS answers on the node, not as a kube-dns pod: the runner's NetworkPolicies open it.
+  echo "KUBE_DNS_CIDRS=$KUBE_NODE_IP/32"
 }
 kube_data_dirs() { echo "$KUBE_DIR"; }
 
@@ -43,18 +48,23 @@ kube_cluster_ldflags() {
 # (the cluster binary dispatches on its first argument when called `cluster`).
 kube_cluster_bin() { echo "$KUBE_CACHE/cluster-$(kube_bin_key "$INFRA_DIR/kube/cluster" "$(kube_cluster_ldflags)")/cluster"; }
 kube_coredns_bin() { echo "$KUBE_CACHE/coredns-$(kube_bin_key "$INFRA_DIR/kube/coredns" -s -w)/coredns"; }
+kube_router_bin() {
+  echo "$KUBE_CACHE/kube-router-$(kube_bin_key "$INFRA_DIR/kube/kube-router" -s -w "${KUBE_ROUTER_GO_FLAGS[@]}")/kube-router"
+}
 kube_containerd_dir() { echo "$KUBE_CACHE/containerd-$KUBE_CONTAINERD_VERSION"; }
 kube_crane() { echo "$KUBE_CACHE/crane-$KUBE_CRANE_VERSION/crane"; }
 kubectl() { "$(kube_cluster_bin)" kubectl --kubeconfig "$KUBE_DIR/admin.kubeconfig" "$@"; }
 
-# kube_go_build NAME DIR OUT LDFLAGS: build the wrapper module in DIR (go.sum pins everything),
-# niced and two packages at a time: the machine is shared.
+# kube_go_build NAME DIR OUT LDFLAGS [GO FLAGS...]: build the wrapper module in DIR (go.sum pins
+# everything), niced and two packages at a time unless told otherwise: the machine is shared.
 kube_go_build() {
   local name="$1" dir="$2" out="$3" ldflags="$4" started=$SECONDS
+  shift 4
+  [ $# -gt 0 ] || set -- "${KUBE_GO_FLAGS[@]}"
   [ -x "$out" ] && return 0
   log "kube: building $name (first start only; the cluster binary takes 7+ minutes on 2 idle cores, 35+ on busy ones)"
   mkdir -p "$(dirname "$out")"
-  GOFLAGS=-mod=readonly nice -n 19 go -C "$dir" build "${KUBE_GO_FLAGS[@]}" -ldflags "$ldflags" \
+  GOFLAGS=-mod=readonly nice -n 19 go -C "$dir" build "$@" -ldflags "$ldflags" \
     -o "$out.tmp.$$" . || die "kube: go build of $name failed (output above)"
   mv -f "$out.tmp.$$" "$out"
   # Older builds (~190 MB for the cluster): a running process keeps its inode.
@@ -85,6 +95,7 @@ kube_install() {
   fi
   kube_go_build cluster "$INFRA_DIR/kube/cluster" "$(kube_cluster_bin)" "$(kube_cluster_ldflags)"
   kube_go_build coredns "$INFRA_DIR/kube/coredns" "$(kube_coredns_bin)" "-s -w"
+  kube_go_build kube-router "$INFRA_DIR/kube/kube-router" "$(kube_router_bin)" "-s -w" "${KUBE_ROUTER_GO_FLAGS[@]}"
   local cd; cd="$(kube_containerd_dir)"
   [ -x "$cd/containerd-shim-runc-v2" ] || kube_go_install "$cd" \
     "github.com/containerd/containerd/v2/cmd/containerd@$KUBE_CONTAINERD_VERSION" \
@@ -99,7 +110,7 @@ kube_launch() {
   kube_host_restore
   kube_write_config
   kube_host_snapshot
-  start_detached kube env KUBE_BIN="$(kube_cluster_bin)" KUBE_COREDNS="$(kube_coredns_bin)" \
+  start_detached kube env KUBE_BIN="$(kube_cluster_bin)" KUBE_COREDNS="$(kube_coredns_bin)" KUBE_ROUTER="$(kube_router_bin)" \
     KUBE_CONTAINERD_DIR="$(kube_containerd_dir)" KUBE_CRANE="$(kube_crane)" KUBE_VERSION="$KUBE_VERSION" \
     INFRA_RUN_DIR="$INFRA_RUN_DIR" INFRA_CACHE_DIR="$INFRA_CACHE_DIR" \
     KUBE_PORT="$KUBE_PORT" KUBE_REGISTRY_PORT="$KUBE_REGISTRY_PORT" KUBE_ETCD_PORT="$KUBE_ETCD_PORT" \

@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # What the cluster changes on the host, recorded before it starts and put back after it stopped
 # (sourced by kube.sh). kubelet sets kernel sysctls (vm.overcommit_memory, kernel.panic, ...),
-# kubelet and kube-proxy add netfilter chains and tables, the pods leave mounts, cgroups, network
-# namespaces, veths and the bridge. The snapshot lives on /run, so a reboot (which undoes all of
-# it anyway) leaves none behind. Nothing here touches a table, chain or process the cluster did not
-# make: other work on this machine (the sandboxes' `inet platform_sandbox_*` tables) goes on.
+# kubelet, kube-proxy and kube-router add netfilter chains and tables (kube-router ipsets too), the
+# pods leave mounts, cgroups, network namespaces, veths and the bridge. The snapshot lives on /run,
+# so a reboot (which undoes all of it anyway) leaves none behind. Nothing here touches a table,
+# chain, set or process the cluster did not make: other work on this machine (the sandboxes'
+# `inet platform_sandbox_*` tables) goes on.
 
 KUBE_SNAPSHOT="$KUBE_STATE_DIR/host-before"
 # Every sysctl a component of the cluster is known to set.
@@ -23,6 +24,7 @@ kube_host_snapshot() {
     v="$(sysctl -n "$k" 2>/dev/null)" && printf '%s=%s\n' "$k" "$v"
   done >"$KUBE_SNAPSHOT/sysctl"
   nft list tables >"$KUBE_SNAPSHOT/tables"
+  ipset list -n >"$KUBE_SNAPSHOT/ipsets" 2>/dev/null
   [ -e /var/log/containers ] && touch "$KUBE_SNAPSHOT/var-log-containers"
   touch "$KUBE_SNAPSHOT/complete"
 }
@@ -79,6 +81,16 @@ kube_xt_cleanup() {
   fi
 }
 
+# kube_ipset_cleanup: kube-router's ipsets (KUBE-SRC-*, KUBE-DST-*, its TMP-* while it swaps) that
+# were not there before the cluster started; the rules that used them must be gone already.
+kube_ipset_cleanup() {
+  local set
+  for set in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-(SRC|DST)-|TMP-)'); do
+    grep -qx -- "$set" "$KUBE_SNAPSHOT/ipsets" 2>/dev/null || ipset destroy "$set" \
+      || log "kube: could not destroy ipset $set"
+  done
+}
+
 # Undo everything; safe to run at any time the cluster is not running (it does nothing then).
 kube_host_restore() {
   [ -d "$KUBE_SNAPSHOT" ] || [ -d "$KUBE_STATE_DIR" ] || ip link show "$KUBE_BRIDGE" >/dev/null 2>&1 || return 0
@@ -103,6 +115,7 @@ kube_host_restore() {
     nft list table $m >/dev/null 2>&1 && nft delete table $m
   done
   for m in "${KUBE_XT_TABLES[@]}"; do kube_xt_cleanup ip "$m"; kube_xt_cleanup ip6 "$m"; done
+  kube_ipset_cleanup
   if [ -f "$KUBE_SNAPSHOT/sysctl" ]; then
     local k v
     while IFS='=' read -r k v; do

@@ -5,7 +5,7 @@
 # reverse order and exits 0. What they changed on the host is put back by kube.sh afterwards
 # (kube/host.sh), so that also happens after a crash of this script.
 #
-# Env (from kube_launch): KUBE_VERSION, KUBE_BIN, KUBE_COREDNS, KUBE_CONTAINERD_DIR, KUBE_CRANE,
+# Env (from kube_launch): KUBE_VERSION, KUBE_BIN, KUBE_COREDNS, KUBE_ROUTER, KUBE_CONTAINERD_DIR, KUBE_CRANE,
 # INFRA_RUN_DIR, INFRA_CACHE_DIR and the ports.
 set -uo pipefail
 INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,8 +65,8 @@ api() { curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/adm
 
 # The pods' bridge carries the node's address before anything listens on it. The cluster's own
 # nftables table (kube/host.sh deletes it) masquerades pods' traffic leaving the node and holds
-# tenants' pods to what contracts.md lets tenant code reach, whatever NetworkPolicies say (this
-# cluster has no policy-enforcing network plugin): of the node, only CoreDNS (53 on the node's
+# every pod to what contracts.md lets tenant code reach, whatever NetworkPolicies say (kube-router
+# enforces those, below, between pods and namespaces): of the node, only CoreDNS (53 on the node's
 # address): not kubelet, not the apiserver, nothing bound to 0.0.0.0; beyond the node, other pods
 # and public addresses, never a private, loopback, link-local or reserved one (the package
 # registries' addresses excepted, as for the sandboxes: registry-egress.sh).
@@ -138,6 +138,15 @@ await containerd 60 test -S "$KUBE_STATE_DIR/containerd.sock"
 spawn kubelet "$KUBE_BIN" kubelet --config "$d/kubelet.yaml" --kubeconfig "$d/kubelet.kubeconfig" \
   --hostname-override "$KUBE_NODE_NAME" --node-ip "$KUBE_NODE_IP" --root-dir "$d/kubelet"
 spawn kube-proxy "$KUBE_BIN" kube-proxy --config "$d/kube-proxy.yaml"
+# NetworkPolicies: kube-router's firewall alone (kube/kube-router), through iptables-nft and
+# ipsets in the filter table; it reads its node's address from the Node object, so it starts once
+# kubelet has registered it. Traffic from the node itself (the host, kubelet's probes) always
+# passes. No health or metrics port: nothing of the cluster listens beyond 127.0.0.1 and the node.
+await "the Node object" 60 api "/api/v1/nodes/$KUBE_NODE_NAME"
+spawn kube-router "$KUBE_ROUTER" --kubeconfig "$d/admin.kubeconfig" --hostname-override "$KUBE_NODE_NAME" \
+  --run-firewall=true --run-router=false --run-service-proxy=false \
+  --service-cluster-ip-range "$KUBE_SERVICE_CIDR" --health-port 0 --metrics-port 0
+await kube-router 60 iptables -w -t filter -S KUBE-ROUTER-FORWARD
 spawn coredns "$KUBE_COREDNS" -conf "$d/Corefile"
 say "all started"
 touch "$KUBE_STATE_DIR/all-started"

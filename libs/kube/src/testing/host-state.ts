@@ -10,8 +10,8 @@ const text = async (file: string, args: string[]) =>
 
 /**
  * What a Kubernetes node changes on its host, read so that a test can compare before and after:
- * sysctls, nftables tables (iptables-nft's included), network links, mounts, cgroups and
- * processes. Other work on the same machine changes some of these meanwhile (the sandboxes'
+ * sysctls, nftables tables (iptables-nft's included), ipsets (kube-router's), network links,
+ * mounts, cgroups and processes. Other work on the same machine changes some of these meanwhile (the sandboxes'
  * `inet platform_sandbox_*` tables and `psb*` links, per-interface sysctls, counters): those are
  * left out, and so is every sysctl that changes between two readings with nothing started.
  */
@@ -19,6 +19,7 @@ export interface HostState {
   sysctls: Record<string, string>;
   /** Each nftables table that is not a sandbox's, with its whole listing. */
   tables: Record<string, string>;
+  ipsets: string[];
   links: string[];
   mounts: string[];
   cgroups: string[];
@@ -50,6 +51,15 @@ async function tables(): Promise<Record<string, string>> {
     out[`${family} ${name}`] = await text('nft', ['list', 'table', family, name]);
   }
   return out;
+}
+
+/** The ipsets' names (none where the `ipset` program is not installed yet). */
+async function ipsets(): Promise<string[]> {
+  const listing = await text('ipset', ['list', '-n']).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  return listing.split('\n').filter(Boolean).sort();
 }
 
 /** The processes started from the cluster's binaries or in its directories. */
@@ -95,6 +105,7 @@ export async function hostState(
   return {
     sysctls: await sysctls(),
     tables: await tables(),
+    ipsets: await ipsets(),
     links: links.sort(),
     mounts: mounts.sort(),
     cgroups,
@@ -131,6 +142,7 @@ export function hostDifferences(before: HostState, after: HostState): string[] {
       lines.push(`nftables table ${name} changed:\n${after.tables[name]}`);
     }
   }
+  compareSets('ipset', before.ipsets, after.ipsets);
   compareSets('link', before.links, after.links);
   compareSets('mount', before.mounts, after.mounts);
   compareSets('cgroup', before.cgroups, after.cgroups);

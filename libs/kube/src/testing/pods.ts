@@ -60,6 +60,12 @@ export async function testNamespace(
     intervalMs: 200,
     what: `the default ServiceAccount of ${name}`,
   });
+  return namespaceHandle(cluster, name);
+}
+
+/** A handle on the namespace `name` (made by the code under test, say): its pods, and `remove`. */
+export function namespaceHandle(cluster: Cluster, name: string): TestNamespace {
+  const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
   const describe = async (podName: string) => {
     const pod = await core.readNamespacedPod({ name: podName, namespace: name });
     const events = await core.listNamespacedEvent({ namespace: name });

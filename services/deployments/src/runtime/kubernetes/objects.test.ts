@@ -134,7 +134,25 @@ describe('what stands between a tenant and the platform', () => {
       expect(BLOCKED_RANGES).toContain(range);
     }
     expect(dns.to[0].podSelector).toEqual({ matchLabels: { 'k8s-app': 'kube-dns' } });
+    expect(dns.to).toHaveLength(1);
     expect(dns.ports.map((p: { port: number }) => p.port)).toEqual([53, 53]);
+  });
+
+  it('opens port 53 of a cluster DNS that is no kube-dns pod, and nothing else of it', () => {
+    const withNodeDns = { ...settings, clusterDnsCidrs: ['169.254.20.10/32'] };
+    const allowed = projectNamespaceObjects(withNodeDns, projectId).find(
+      (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tenant-traffic',
+    ) as any;
+    const [internet, dns] = allowed.spec.egress;
+    expect(internet.to[0].ipBlock.except).toContain('169.254.0.0/16');
+    expect(dns.to).toEqual([
+      expect.objectContaining({ podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }),
+      { ipBlock: { cidr: '169.254.20.10/32' } },
+    ]);
+    expect(dns.ports).toEqual([
+      { protocol: 'UDP', port: 53 },
+      { protocol: 'TCP', port: 53 },
+    ]);
   });
 
   it('bounds the project with a ResourceQuota and each container with a LimitRange', () => {

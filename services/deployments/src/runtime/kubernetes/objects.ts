@@ -47,6 +47,12 @@ export interface KubernetesRunnerSettings {
    * which tenants' pods may never reach.
    */
   clusterCidrs: string[];
+  /**
+   * Where the cluster DNS answers when it is not a `k8s-app: kube-dns` pod in kube-system (a
+   * node-local DNS cache, or the local cluster's CoreDNS on its node): tenants' pods may reach
+   * port 53 there, and nothing else of these addresses.
+   */
+  clusterDnsCidrs: string[];
   /** What all the apps of one project may use together (ResourceQuota). */
   projectQuota: { cpu: string; memory: string; pods: number };
   /** Images are pushed to `<registry>/<serviceId>:<deploymentId>`. */

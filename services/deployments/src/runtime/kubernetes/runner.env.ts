@@ -40,6 +40,19 @@ export const kubernetesRunnerEnv = z.object({
         .map((cidr) => cidr.trim())
         .filter(Boolean),
     ),
+  /**
+   * The cluster DNS's addresses when it is not a kube-dns pod (node-local DNS; the local cluster's
+   * CoreDNS on its node, `infra url kube`): port 53 there is open to tenants' pods.
+   */
+  KUBE_DNS_CIDRS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((cidr) => cidr.trim())
+        .filter(Boolean),
+    ),
   /** What all the apps of one project may use together (its ResourceQuota). */
   KUBE_PROJECT_CPU: z.string().min(1).default('4'),
   KUBE_PROJECT_MEMORY: z.string().min(1).default('4Gi'),
@@ -73,6 +86,7 @@ export function runnerSettingsOf(
     appNamespacePrefix: env.KUBE_APP_NAMESPACE_PREFIX,
     ingressControllerNamespace: env.KUBE_ROUTER_NAMESPACE,
     clusterCidrs: env.KUBE_CLUSTER_CIDRS,
+    clusterDnsCidrs: env.KUBE_DNS_CIDRS,
     projectQuota: {
       cpu: env.KUBE_PROJECT_CPU,
       memory: env.KUBE_PROJECT_MEMORY,

@@ -5,9 +5,9 @@ import { NON_PUBLIC_IPV4_RANGES } from '../../sandbox/network/non-public-ranges'
  * What stands between a tenant and the platform with the Kubernetes runner (docs/tenant-isolation.md):
  * each project's apps in a namespace of their own, under the `restricted` Pod Security Standard,
  * whose NetworkPolicies deny everything but traffic from the ingress controller in and to public
- * addresses and the cluster DNS out (never the platform's namespace, the cluster's ranges or any
- * private, link-local, shared or metadata address), with a ResourceQuota for the project and a
- * LimitRange for each container. Builds run in the platform's build namespace (BuildKit needs an
+ * addresses and the cluster DNS (its kube-dns pods, or port 53 at `clusterDnsCidrs`) out (never
+ * the platform's namespace, the cluster's ranges or any private, link-local, shared or metadata
+ * address), with a ResourceQuota for the project and a LimitRange for each container. Builds run in the platform's build namespace (BuildKit needs an
  * unconfined seccomp profile, which `restricted` forbids) under the same egress rule.
  */
 
@@ -75,6 +75,7 @@ function tenantTraffic(
               },
               podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
             },
+            ...settings.clusterDnsCidrs.map((cidr) => ({ ipBlock: { cidr } })),
           ],
           ports: [
             { protocol: 'UDP', port: 53 },

@@ -20,6 +20,8 @@ export function testRunnerSettings(
     appNamespacePrefix: `rt-${suffix}`,
     ingressControllerNamespace: 'platform-router',
     clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
+    // The local cluster's CoreDNS runs on its node (scripts/infra/kube/config.sh).
+    clusterDnsCidrs: ['10.244.0.1/32'],
     projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
     registry: cluster.registry,
     appsDomain: 'apps.localhost',
