@@ -133,6 +133,7 @@ say "checking the sandbox (bubblewrap)"
 bash scripts/infra/bubblewrap.sh || say "no working sandbox: deployments will refuse to build or run code"
 # Sandboxes reach public addresses only; the package registries' addresses count as public here.
 export SANDBOX_EGRESS_ALLOW="${SANDBOX_EGRESS_ALLOW-$(bash scripts/infra/registry-egress.sh)}"
+export KUBE_EGRESS_ALLOW="${KUBE_EGRESS_ALLOW-$SANDBOX_EGRESS_ALLOW}"
 
 export NODE_ENV="${NODE_ENV:-development}"
 export LOG_LEVEL="${LOG_LEVEL:-info}"

@@ -80,6 +80,7 @@ async function byHand(cluster: Cluster, repository: AppRepository): Promise<numb
   const env = kubernetesRunnerEnv.parse({
     KUBE_REGISTRY: cluster.registry,
     KUBE_NODE_IMAGE: cluster.nodeImage,
+    KUBE_DNS_CIDRS: cluster.dnsCidrs,
     KUBE_APP_NAMESPACE_PREFIX: 'bench-hand',
     KUBE_BUILD_NAMESPACE: 'bench-hand-builds',
   });
@@ -167,6 +168,7 @@ main('deploy-latency-kubernetes', 3600, async () => {
       KUBECONFIG: cluster.kubeconfigPath,
       KUBE_REGISTRY: cluster.registry,
       KUBE_NODE_IMAGE: cluster.nodeImage,
+      KUBE_DNS_CIDRS: cluster.dnsCidrs,
       KUBE_APP_NAMESPACE_PREFIX: 'bench-apps',
       KUBE_BUILD_NAMESPACE: 'bench-builds',
       HEALTH_CHECK_TIMEOUT: '180s',

@@ -15,6 +15,11 @@ export interface Cluster {
   registry: string;
   /** The platform's Node base image in that registry (scripts/infra/kube/images.sh). */
   nodeImage: string;
+  /**
+   * Where its DNS answers when that is not a kube-dns pod (KUBE_DNS_CIDRS: the local cluster's
+   * CoreDNS on its node), comma-separated; empty otherwise.
+   */
+  dnsCidrs: string;
   /** Whether scripts/infra started it (rather than KUBECONFIG naming one). */
   local: boolean;
 }
@@ -48,6 +53,7 @@ export async function localClusterUrls(): Promise<Cluster> {
     kubeconfigPath: urls.KUBECONFIG,
     registry: urls.KUBE_REGISTRY,
     nodeImage: urls.KUBE_NODE_IMAGE,
+    dnsCidrs: urls.KUBE_DNS_CIDRS ?? '',
     local: true,
   };
 }
@@ -71,6 +77,7 @@ export async function findOrStartCluster(
       kubeconfigPath: env.KUBECONFIG,
       registry,
       nodeImage: env.KUBE_NODE_IMAGE ?? `${registry}/${NODE_IMAGE_TAG}`,
+      dnsCidrs: env.KUBE_DNS_CIDRS ?? '',
       local: false,
     };
   }

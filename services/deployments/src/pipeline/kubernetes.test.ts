@@ -26,6 +26,7 @@ const h = useHarness(async () => {
       KUBECONFIG: cluster.kubeconfigPath,
       KUBE_REGISTRY: cluster.registry,
       KUBE_NODE_IMAGE: cluster.nodeImage,
+      KUBE_DNS_CIDRS: cluster.dnsCidrs,
       KUBE_APP_NAMESPACE_PREFIX: PREFIX,
       KUBE_BUILD_NAMESPACE: BUILD_NAMESPACE,
       // A pod's readiness takes seconds on a loaded machine: the rollout's progress deadline.

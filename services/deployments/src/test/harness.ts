@@ -72,6 +72,8 @@ const TEST_PIPELINE: ServiceEnv = {
   PATH: process.env.PATH,
   // What counts as public on this machine's network (scripts/infra/registry-egress.sh).
   SANDBOX_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
+  // The same, for tenants' pods on Kubernetes (RUNTIME=kubernetes).
+  KUBE_EGRESS_ALLOW: process.env.SANDBOX_EGRESS_ALLOW,
 };
 
 export interface HarnessOptions {

@@ -7,6 +7,7 @@ export const sampleRunnerSettings: KubernetesRunnerSettings = {
   ingressControllerNamespace: 'ingress-nginx',
   clusterCidrs: ['10.96.0.0/12', '10.244.0.0/16'],
   clusterDnsCidrs: [],
+  egressAllow: [],
   projectQuota: { cpu: '4', memory: '4Gi', pods: 20 },
   registry: 'registry.example.com/apps',
   appsDomain: 'apps.example.com',

@@ -155,6 +155,20 @@ describe('what stands between a tenant and the platform', () => {
     ]);
   });
 
+  it('lets tenants reach the addresses of KUBE_EGRESS_ALLOW, on any port, and no more', () => {
+    const withRegistries = { ...settings, egressAllow: ['203.0.113.7/32'] };
+    const allowed = projectNamespaceObjects(withRegistries, projectId).find(
+      (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'tenant-traffic',
+    ) as any;
+    const [internet] = allowed.spec.egress;
+    expect(internet.to).toEqual([
+      expect.objectContaining({ ipBlock: expect.objectContaining({ cidr: '0.0.0.0/0' }) }),
+      { ipBlock: { cidr: '203.0.113.7/32' } },
+    ]);
+    expect(internet.ports).toBeUndefined();
+    expect(allowed.spec.egress).toHaveLength(2);
+  });
+
   it('bounds the project with a ResourceQuota and each container with a LimitRange', () => {
     expect((byKind(objects, 'ResourceQuota') as any).spec.hard).toMatchObject({
       pods: '20',

@@ -53,6 +53,8 @@ export interface KubernetesRunnerSettings {
    * port 53 there, and nothing else of these addresses.
    */
   clusterDnsCidrs: string[];
+  /** Non-public addresses tenants' pods may reach all the same (KUBE_EGRESS_ALLOW). */
+  egressAllow: string[];
   /** What all the apps of one project may use together (ResourceQuota). */
   projectQuota: { cpu: string; memory: string; pods: number };
   /** Images are pushed to `<registry>/<serviceId>:<deploymentId>`. */

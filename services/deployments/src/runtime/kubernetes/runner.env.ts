@@ -8,6 +8,17 @@ import type { KubernetesRunnerSettings } from './objects';
  * builds as Jobs and apps as Deployments in the cluster KUBECONFIG names (else the one this
  * service runs in: its ServiceAccount, k8s/base/deployments-runner.yaml).
  */
+/** A comma-separated list of CIDRs (empty: none). */
+const cidrList = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((cidr) => cidr.trim())
+      .filter(Boolean),
+  );
+
 export const kubernetesRunnerEnv = z.object({
   RUNTIME: z.enum(['local', 'kubernetes']).default('local'),
   /** A kubeconfig file; unset: the in-cluster ServiceAccount. */
@@ -31,28 +42,18 @@ export const kubernetesRunnerEnv = z.object({
    */
   KUBE_RUNTIME_CLASS: z.string().min(1).optional(),
   /** The cluster's own ranges (pods, Services, nodes) a tenant's pod may never reach. */
-  KUBE_CLUSTER_CIDRS: z
-    .string()
-    .default('10.244.0.0/16,10.96.0.0/12')
-    .transform((value) =>
-      value
-        .split(',')
-        .map((cidr) => cidr.trim())
-        .filter(Boolean),
-    ),
+  KUBE_CLUSTER_CIDRS: cidrList.default('10.244.0.0/16,10.96.0.0/12'),
   /**
    * The cluster DNS's addresses when it is not a kube-dns pod (node-local DNS; the local cluster's
    * CoreDNS on its node, `infra url kube`): port 53 there is open to tenants' pods.
    */
-  KUBE_DNS_CIDRS: z
-    .string()
-    .default('')
-    .transform((value) =>
-      value
-        .split(',')
-        .map((cidr) => cidr.trim())
-        .filter(Boolean),
-    ),
+  KUBE_DNS_CIDRS: cidrList,
+  /**
+   * Addresses outside the public ranges that tenants' pods may reach all the same: where the
+   * package registries answer on a network that puts them behind a proxy at a reserved address
+   * (this machine: scripts/infra/registry-egress.sh, the sandbox's SANDBOX_EGRESS_ALLOW).
+   */
+  KUBE_EGRESS_ALLOW: cidrList,
   /** What all the apps of one project may use together (its ResourceQuota). */
   KUBE_PROJECT_CPU: z.string().min(1).default('4'),
   KUBE_PROJECT_MEMORY: z.string().min(1).default('4Gi'),
@@ -87,6 +88,7 @@ export function runnerSettingsOf(
     ingressControllerNamespace: env.KUBE_ROUTER_NAMESPACE,
     clusterCidrs: env.KUBE_CLUSTER_CIDRS,
     clusterDnsCidrs: env.KUBE_DNS_CIDRS,
+    egressAllow: env.KUBE_EGRESS_ALLOW,
     projectQuota: {
       cpu: env.KUBE_PROJECT_CPU,
       memory: env.KUBE_PROJECT_MEMORY,

@@ -66,7 +66,12 @@ function tenantTraffic(
       policyTypes: ['Ingress', 'Egress'],
       ingress,
       egress: [
-        { to: [{ ipBlock: { cidr: '0.0.0.0/0', except } }] },
+        {
+          to: [
+            { ipBlock: { cidr: '0.0.0.0/0', except } },
+            ...settings.egressAllow.map((cidr) => ({ ipBlock: { cidr } })),
+          ],
+        },
         {
           to: [
             {

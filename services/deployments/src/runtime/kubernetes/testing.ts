@@ -21,7 +21,8 @@ export function testRunnerSettings(
     ingressControllerNamespace: 'platform-router',
     clusterCidrs: ['10.244.0.0/16', '10.96.0.0/16'],
     // The local cluster's CoreDNS runs on its node (scripts/infra/kube/config.sh).
-    clusterDnsCidrs: ['10.244.0.1/32'],
+    clusterDnsCidrs: cluster.dnsCidrs.split(',').filter(Boolean),
+    egressAllow: [],
     projectQuota: { cpu: '2', memory: '1Gi', pods: 10 },
     registry: cluster.registry,
     appsDomain: 'apps.localhost',
