@@ -3,7 +3,7 @@ import { waitFor } from '@platform/shared/testing';
 import { KubernetesAppLogs } from './app-logs';
 import { appNamespaceOf, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
-import { scriptRelease, testId, testRunnerSettings } from './testing';
+import { deleteProjectNamespace, scriptRelease, testId, testRunnerSettings } from './testing';
 
 /**
  * Apps' output on a real cluster (scripts/infra kube, or the one KUBECONFIG names): what the pods
@@ -47,10 +47,7 @@ describe('Kubernetes app logs (a release’s pods’ output)', () => {
   }, 50 * 60_000);
 
   afterAll(async () => {
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
-      .catch(() => undefined);
+    await deleteProjectNamespace(cluster, settings, projectId);
   });
 
   const podsOf = async (deploymentId: string) =>

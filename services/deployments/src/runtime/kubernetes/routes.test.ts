@@ -5,7 +5,7 @@ import { createRouter } from '../router';
 import { appNamespaceOf, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
 import { KubernetesRoutes } from './routes';
-import { scriptRelease, testId, testRunnerSettings } from './testing';
+import { deleteProjectNamespace, scriptRelease, testId, testRunnerSettings } from './testing';
 
 /**
  * The router on Kubernetes, on a real cluster (scripts/infra kube, or the one KUBECONFIG names):
@@ -67,10 +67,7 @@ describe('Kubernetes routes (the router to the live release’s Service)', () =>
   afterAll(async () => {
     await router?.close();
     await routes?.stop();
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
-      .catch(() => undefined);
+    await deleteProjectNamespace(cluster, settings, projectId);
   });
 
   test('a service’s host reaches its Service; a host naming no service is 404', async () => {

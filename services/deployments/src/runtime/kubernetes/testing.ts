@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Registry, type Cluster } from '@platform/kube';
-import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
+import { k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
+import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import type { Release } from './releases';
 
 /**
@@ -67,4 +67,16 @@ export async function scriptRelease(
     { cmd: ['-e', script] },
   );
   return { spec: full, image: image.reference };
+}
+
+/** Deletes a test project's namespace, and so all that ran in it (afterAll). */
+export async function deleteProjectNamespace(
+  cluster: Cluster,
+  settings: KubernetesRunnerSettings,
+  projectId: string,
+): Promise<void> {
+  await kubeConfigOf(cluster)
+    .makeApiClient(k8s.CoreV1Api)
+    .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
+    .catch(() => undefined);
 }
