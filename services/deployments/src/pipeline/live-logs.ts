@@ -1,7 +1,7 @@
 import { variableSecretContext, type Logger, type SecretBox } from '@platform/shared';
 import type { DeploymentLogsDoc } from '../deployments/deployments.model';
 import type { Models } from '../models';
-import type { RuntimeClient } from '../runtime/local/client';
+import type { AppLogs } from '../runtime/app-logs';
 import type { SourceSnapshots } from '../source/snapshot';
 import type { LogStore } from '../deployments/log-store';
 import { SecretMask } from './secret-mask';
@@ -23,7 +23,8 @@ export class LiveLogs {
   constructor(
     private readonly options: {
       models: Models;
-      runtime: RuntimeClient;
+      /** The runtime's apps and their output (the local runtime's RuntimeClient, Kubernetes'). */
+      runtime: AppLogs;
       snapshots: SourceSnapshots;
       secretBox: SecretBox;
       logs: LogStore;
@@ -57,6 +58,7 @@ export class LiveLogs {
     if (!complete) return;
     const mask = await this.maskOf(releaseId, doc);
     // Not offset + what was read: a read from output no longer kept starts with a line of its own.
+    // A line not yet ended comes only from a runtime counting bytes (AppLogs.readLog).
     const offset = nextOffset - Buffer.byteLength(text.slice(complete.length));
     await logs.append(doc._id, mask.write(complete), {
       where: { 'release.id': releaseId, 'release.offset': doc.release.offset },

@@ -1,11 +1,11 @@
-import type { RuntimeClient } from '../runtime/local/client';
+import type { AppLogs } from '../runtime/app-logs';
 
 /**
  * Copies a release's log into the deployment's as it grows (every `pollMs`), until stop(): what
  * an app prints while it starts.
  */
 export function followReleaseLog(
-  runtime: RuntimeClient,
+  runtime: AppLogs,
   releaseId: string,
   onText: (text: string) => void,
   pollMs: number,

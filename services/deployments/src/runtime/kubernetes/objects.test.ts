@@ -1,4 +1,5 @@
 import {
+  APP_SELECTOR,
   buildObjects,
   buildOutcome,
   dockerfileOf,
@@ -79,6 +80,19 @@ describe('the Kubernetes runner objects', () => {
     });
     const ingress = byKind(releaseObjects(settings, spec()), 'Ingress') as any;
     expect(ingress.spec.rules[0].host).toBe(`${spec().serviceId}.apps.example.com`);
+  });
+
+  it('labels a release’s pods with its deployment, which the selector leaves out', () => {
+    const deployment = byKind(releaseObjects(settings, spec()), 'Deployment') as any;
+    expect(deployment.spec.template.metadata.labels).toMatchObject({
+      'platform.dev/deployment-id': spec().deploymentId,
+    });
+    expect(deployment.spec.selector.matchLabels).not.toHaveProperty('platform.dev/deployment-id');
+    for (const object of releaseObjects(settings, spec())) {
+      expect(Object.entries(object.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`)).toEqual(
+        expect.arrayContaining(APP_SELECTOR.split(',')),
+      );
+    }
   });
 });
 

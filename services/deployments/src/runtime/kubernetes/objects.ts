@@ -111,12 +111,20 @@ export const hostOf = (
   spec: Pick<DeploymentSpec, 'serviceId'>,
 ) => `${spec.serviceId}.${settings.appsDomain}`;
 
+/** What selects every app object the runner applies (Deployments, Services, pods), cluster-wide. */
+export const APP_SELECTOR =
+  'app.kubernetes.io/managed-by=platform-deployments,app.kubernetes.io/component=app';
+/** The label of an app's objects naming its service. */
+export const SERVICE_ID_LABEL = 'platform.dev/service-id';
+/** The annotation (and, on an app's pods, the label) naming the deployment its template runs. */
+export const DEPLOYMENT_ID = 'platform.dev/deployment-id';
+
 function labels(spec: DeploymentSpec, component: 'build' | 'app'): Record<string, string> {
   return {
     'app.kubernetes.io/name': appName(spec),
     'app.kubernetes.io/component': component,
     'app.kubernetes.io/managed-by': 'platform-deployments',
-    'platform.dev/service-id': spec.serviceId,
+    [SERVICE_ID_LABEL]: spec.serviceId,
     'platform.dev/project-id': spec.projectId,
     'platform.dev/account-id': spec.accountId,
   };
@@ -347,8 +355,10 @@ export function releaseObjects(
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
         template: {
           metadata: {
-            labels: { ...appLabels, ...selector },
-            annotations: { 'platform.dev/deployment-id': spec.deploymentId },
+            // The deployment id is a label of the pods (to read a release's logs), never of the
+            // selector: a new release is a rollout of the same Deployment.
+            labels: { ...appLabels, ...selector, [DEPLOYMENT_ID]: spec.deploymentId },
+            annotations: { [DEPLOYMENT_ID]: spec.deploymentId },
           },
           spec: {
             automountServiceAccountToken: false,

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
-import { findOrStartCluster, kubeConfigOf, k8s, Registry, type Cluster } from '@platform/kube';
+import { findOrStartCluster, kubeConfigOf, k8s, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
-import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
-import { testRunnerSettings } from './testing';
+import { appNamespaceOf, type KubernetesRunnerSettings } from './objects';
+import { deleteProjectNamespace, scriptRelease, testId, testRunnerSettings } from './testing';
 import { KubernetesReleases, type Release } from './releases';
 
 /**
@@ -12,8 +11,6 @@ import { KubernetesReleases, type Release } from './releases';
  * check never passes is FAILED by its progress deadline, with the reason, while the previous one
  * answers throughout, and its objects are put back.
  */
-
-const id = () => randomBytes(12).toString('hex');
 
 /** GET on a connection of its own (fetch keeps one open and so reaches one pod). */
 const getOnNewConnection = (url: string) =>
@@ -37,45 +34,27 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
   let cluster: Cluster;
   let settings: KubernetesRunnerSettings;
   let releases: KubernetesReleases;
-  const projectId = id();
-  const serviceId = id();
+  const projectId = testId();
+  const serviceId = testId();
 
-  const specOf = (
-    deploymentId: string,
-    ofService = serviceId,
-    ofProject = projectId,
-  ): DeploymentSpec => ({
-    deploymentId,
-    serviceId: ofService,
-    projectId: ofProject,
-    accountId: id(),
-    commitHash: 'a'.repeat(40),
-    repository: 'https://example.invalid/repo.git',
-    branch: 'main',
-    rootDirectory: '',
-    buildCommand: null,
-    startCommand: null,
-    healthCheckPath: '/healthz',
-    variables: { GREETING: 'hello' },
-  });
-
-  const release = async (
+  /** A release of `app` for the service, with a health check on /healthz and a variable. */
+  const release = (
     version: string,
     healthy: boolean,
     listenAfterMs = 0,
     ofService = serviceId,
     ofProject = projectId,
-  ): Promise<Release> => {
-    const spec = specOf(id(), ofService, ofProject);
-    const image = await new Registry(cluster.registry).appendImage(
-      cluster.nodeImage,
-      `apps/${ofService}`,
-      spec.deploymentId,
-      [],
-      { cmd: ['-e', app(version, healthy, listenAfterMs)] },
+  ): Promise<Release> =>
+    scriptRelease(
+      cluster,
+      {
+        serviceId: ofService,
+        projectId: ofProject,
+        healthCheckPath: '/healthz',
+        variables: { GREETING: 'hello' },
+      },
+      app(version, healthy, listenAfterMs),
     );
-    return { spec, image: image.reference };
-  };
 
   beforeAll(async () => {
     cluster = await findOrStartCluster();
@@ -87,17 +66,14 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
   }, 50 * 60_000);
 
   afterAll(async () => {
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
-      .catch(() => undefined);
+    await deleteProjectNamespace(cluster, settings, projectId);
   });
 
   test('newest wins: of releases applied at once, the newest is the Deployment’s, whatever the order', async () => {
     // A service (and project: its pods count against no other test's quota) of its own: the
     // others' releases carry no generation.
-    const raced = id();
-    const racedProject = id();
+    const raced = testId();
+    const racedProject = testId();
     for (let round = 0; round < 4; round++) {
       const racing = await Promise.all(
         [0, 1, 2].map(async (i) => ({
@@ -130,9 +106,7 @@ describe('Kubernetes releases (Deployment + Service, rollout watched)', () => {
         newer: racing[2]!.spec.deploymentId,
       });
     }
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: appNamespaceOf(settings, racedProject) });
+    await deleteProjectNamespace(cluster, settings, racedProject);
   }, 300_000);
 
   test('a healthy release is DEPLOYED and answers; one that never gets healthy is FAILED while the first answers', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Cluster } from '@platform/kube';
-import type { KubernetesRunnerSettings } from './objects';
+import { k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
+import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import type { Release } from './releases';
 
 /**
  * The runner's settings for a test on the local cluster: its registry and Node base image, and
@@ -34,4 +35,51 @@ export function testRunnerSettings(
     build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
     app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 300, ...overrides.app },
   };
+}
+
+/** An id as the platform makes them (24 hexadecimal digits). */
+export const testId = () => randomBytes(12).toString('hex');
+
+/**
+ * A release of a service whose app is `script` (run by `node -e` on the Node base image), its
+ * image pushed to the cluster's registry without a build; a new deployment id each time.
+ */
+export async function scriptRelease(
+  cluster: Cluster,
+  spec: Pick<DeploymentSpec, 'serviceId' | 'projectId'> & Partial<DeploymentSpec>,
+  script: string,
+): Promise<Release> {
+  const full: DeploymentSpec = {
+    deploymentId: testId(),
+    accountId: testId(),
+    commitHash: 'a'.repeat(40),
+    repository: 'https://example.invalid/repo.git',
+    branch: 'main',
+    rootDirectory: '',
+    buildCommand: null,
+    startCommand: null,
+    healthCheckPath: '/',
+    variables: {},
+    ...spec,
+  };
+  const image = await new Registry(cluster.registry).appendImage(
+    cluster.nodeImage,
+    `apps/${full.serviceId}`,
+    full.deploymentId,
+    [],
+    { cmd: ['-e', script] },
+  );
+  return { spec: full, image: image.reference };
+}
+
+/** Deletes a test project's namespace, and so all that ran in it (afterAll). */
+export async function deleteProjectNamespace(
+  cluster: Cluster,
+  settings: KubernetesRunnerSettings,
+  projectId: string,
+): Promise<void> {
+  await kubeConfigOf(cluster)
+    .makeApiClient(k8s.CoreV1Api)
+    .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
+    .catch(() => undefined);
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
+import type { AppLogs } from '../app-logs';
 import type { ReleaseInfo, ReleaseSpec } from './release';
 import { setTimeout as delay } from 'node:timers/promises';
 import { controlSocketOf, runtimeEnv } from './supervisor.config';
@@ -44,7 +45,7 @@ const DEFAULT_DEADLINES: RuntimeClientDeadlines = { timeoutMs: 10_000, stopMs: 1
  * that waits for an app gets what it waits for on top (a start its health check's time and a
  * stop's, a promote or stop a stop's).
  */
-export class RuntimeClient {
+export class RuntimeClient implements AppLogs {
   readonly socketPath: string;
   private readonly deadlines: RuntimeClientDeadlines;
 

@@ -14,7 +14,7 @@ import {
 import { Sandbox } from '../../sandbox/sandbox';
 import { TEST_LIMITS, testSandboxOptions } from '../../sandbox/testing';
 import type { Launcher } from './launcher';
-import { createRouter } from './router';
+import { createRouter } from '../router';
 import { sandboxLauncher } from './sandbox-launcher';
 import type { Supervisor } from './supervisor';
 import {

@@ -4,7 +4,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { closeHttpServer, type Runtime } from '@platform/shared';
 import { createControlApp } from './control';
 import { Sandbox, sandboxOptions } from '../../sandbox/sandbox';
-import { createRouter } from './router';
+import { createRouter } from '../router';
 import { sandboxLauncher } from './sandbox-launcher';
 import { Supervisor } from './supervisor';
 import { controlSocketOf, type SupervisorConfig } from './supervisor.config';

@@ -1,4 +1,5 @@
 import type {
+  Agent,
   ClientRequest,
   IncomingHttpHeaders,
   RequestListener,
@@ -6,7 +7,6 @@ import type {
 } from 'node:http';
 import { createProxyServer } from 'http-proxy';
 import type { Logger } from '@platform/shared';
-import type { Release } from './release';
 
 /** Headers of one connection, never forwarded (RFC 9110 §7.6.1), plus what names them. */
 const HOP_BY_HOP = new Set([
@@ -44,20 +44,25 @@ function answerJson(res: ServerResponse, status: number, body: object) {
 }
 
 /**
- * What the router reads of a release: the next of its serving copies (where its app is), its
- * agent, its request count.
+ * What the router reads of a release: where the next request goes (one of the local runtime's
+ * serving copies; a Kubernetes Service), its keep-alive agent, its request count. The local
+ * runtime's `Release` (local/release.ts) is one; Kubernetes' is kubernetes/routes.ts'.
  */
-export type RoutedRelease = Pick<Release, 'agent' | 'requestStarted' | 'requestFinished'> & {
-  spec: Pick<Release['spec'], 'serviceId' | 'releaseId'>;
+export interface RoutedRelease {
+  spec: { serviceId: string; releaseId: string };
+  agent: Agent;
+  requestStarted(): void;
+  requestFinished(): void;
   pick(): { host: string; port: number } | undefined;
-};
+}
 
 /**
- * The router: forwards each request to the live release of the service its Host names (to one
- * of its serving copies, round robin), bodies streamed both ways, over a keep-alive agent per
- * release. Every request counts against the
- * release it went to, so a replaced release is stopped only once it has answered them.
- * No live release: 404 JSON; a release that does not answer: 502 JSON.
+ * The router (the local runtime's supervisor serves it; with Kubernetes, the deployments service
+ * does): forwards each request to the live release of the service its Host names (to one of its
+ * serving copies, round robin; to its Service), bodies streamed both ways, over a keep-alive agent
+ * per release. Every request counts against the release it went to, so a replaced release is
+ * stopped only once it has answered them. No live release: 404 JSON; a release that does not
+ * answer: 502 JSON.
  */
 export function createRouter(
   liveRelease: (serviceId: string) => RoutedRelease | undefined,
