@@ -167,11 +167,14 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
         await restore();
       },
     });
+  }
+  const apps = local ?? cluster;
+  if (apps) {
     const liveLogs = new LiveLogs({
       models,
-      runtime: local.runtime,
+      runtime: apps.appLogs,
       snapshots,
-      secretBox: local.secretBox,
+      secretBox: apps.secretBox,
       logs: repository.logs,
       logger,
     });
@@ -267,7 +270,7 @@ export async function openLocalSteps(
     healthTimeoutMs: config.HEALTH_CHECK_TIMEOUT,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
   });
-  return { steps, runtime, sandbox, secretBox, connectOptions };
+  return { steps, runtime, appLogs: runtime, sandbox, secretBox, connectOptions };
 }
 
 /** ACCOUNT_MAX_BUILDS and ACCOUNT_MAX_APPS, for the pipeline and for the API that says why one waits. */

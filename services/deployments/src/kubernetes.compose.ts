@@ -1,15 +1,25 @@
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { k8s, Registry, type Kubernetes } from '@platform/kube';
-import { createSecretBox, localSourcePolicy, type Runtime } from '@platform/shared';
+import {
+  closeHttpServer,
+  createSecretBox,
+  localSourcePolicy,
+  type Runtime,
+} from '@platform/shared';
 import type { Config } from './config';
 import type { DeploymentsRepository } from './deployments/deployments.repository';
 import { KubernetesSteps } from './pipeline/kubernetes-steps';
+import { createRouter } from './runtime/router';
 import { AppImages } from './runtime/kubernetes/app-images';
+import { KubernetesAppLogs } from './runtime/kubernetes/app-logs';
+import { KubernetesRoutes } from './runtime/kubernetes/routes';
 import { KubernetesBuilds } from './runtime/kubernetes/builds';
 import { KubernetesReleases } from './runtime/kubernetes/releases';
 import { runnerSettingsOf } from './runtime/kubernetes/runner.env';
 import { removeServiceObjects } from './runtime/kubernetes/service-removal';
+import { serviceAnswering } from './runtime/kubernetes/service-answering';
 import type { SourceSnapshots } from './source/snapshot';
 
 /** The cluster KUBECONFIG names, else the one this process runs in (its ServiceAccount). */
@@ -22,18 +32,22 @@ export function kubeConfigFrom(config: Pick<Config, 'KUBECONFIG'>): Kubernetes.K
 
 /**
  * The steps of a pipeline with RUNTIME=kubernetes (docs/kubernetes-runner.md): builds as Jobs and
- * apps as Deployments in the cluster, images in KUBE_REGISTRY; and how a deleted service's app
- * goes. The cluster must answer at start-up: a replica that cannot reach it fails to start.
+ * apps as Deployments in the cluster, images in KUBE_REGISTRY; the apps' output (AppLogs); the
+ * router the gateway forwards apps' hosts to (RUNTIME_ROUTER_HOST:RUNTIME_ROUTER_PORT), which
+ * sends each to its service's Service; and how a deleted service's app goes. The cluster must
+ * answer at start-up: a replica that cannot reach it fails to start.
  */
 export async function openKubernetesSteps(
   config: Config,
-  { logger }: Runtime,
+  { logger, lifecycle }: Runtime,
   parts: { snapshots: SourceSnapshots; repository: DeploymentsRepository },
 ) {
   const kc = kubeConfigFrom(config);
   const version = await kc.makeApiClient(k8s.VersionApi).getCode();
   const settings = runnerSettingsOf(config);
   const images = new AppImages(new Registry(settings.registry), settings);
+  const appLogs = new KubernetesAppLogs(kc, settings);
+  const secretBox = createSecretBox(config);
   const checkoutsDir = path.join(config.BUILDS_DIR, 'checkouts');
   await mkdir(checkoutsDir, { recursive: true, mode: 0o700 });
   const steps = new KubernetesSteps({
@@ -43,12 +57,26 @@ export async function openKubernetesSteps(
     releases: new KubernetesReleases(kc, settings),
     images,
     snapshots: parts.snapshots,
-    secretBox: createSecretBox(config),
+    secretBox,
     liveDeploymentOf: (serviceId) => parts.repository.latestDeployed(serviceId),
     // Never a repository among the platform's own files, its checkouts included.
     sources: localSourcePolicy(config, [config.BUILDS_DIR, config.RUNTIME_DIR]),
     fetchTimeoutMs: config.SOURCE_FETCH_TIMEOUT,
     checkoutsDir,
+    appLogs,
+    logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
+    serviceAnswering: (spec, signal) => serviceAnswering(kc, settings, spec, signal),
+  });
+  const routes = new KubernetesRoutes(kc, settings, logger);
+  await routes.start();
+  const router = createServer(createRouter(routes.liveRelease, logger));
+  await new Promise<void>((resolve, reject) => {
+    router.once('error', reject);
+    router.listen(config.RUNTIME_ROUTER_PORT, config.RUNTIME_ROUTER_HOST, resolve);
+  });
+  lifecycle.onShutdown('apps router', async () => {
+    await closeHttpServer(router);
+    await routes.stop();
   });
   logger.info(
     { cluster: kc.getCurrentCluster()?.server, version: version.gitVersion },
@@ -58,6 +86,8 @@ export async function openKubernetesSteps(
     steps,
     kc,
     settings,
+    appLogs,
+    secretBox,
     runtime: {
       async stopService(serviceId: string) {
         await removeServiceObjects(kc, serviceId);

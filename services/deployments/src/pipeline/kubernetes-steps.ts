@@ -13,6 +13,8 @@ import { SourceError } from '../source/source-error';
 import type { SourceSnapshots } from '../source/snapshot';
 import { openSource, secretValuesOf, type OpenedSource } from './deployment-source';
 import { generationOf } from './promotion';
+import type { AppLogs } from '../runtime/app-logs';
+import { followReleaseLog } from './release-log-follower';
 import { SecretMask } from './secret-mask';
 import type { DeploymentSteps, StepContext, StepOutcome } from './steps';
 
@@ -40,6 +42,12 @@ export interface KubernetesStepsOptions {
   fetchTimeoutMs: number;
   /** Where a checkout is made before it is pushed (removed after). */
   checkoutsDir: string;
+  /** The apps' output (KubernetesAppLogs): a release is its deployment's id. */
+  appLogs: AppLogs;
+  /** How often a starting app's output is copied into the deployment's log. */
+  logPollMs: number;
+  /** Until the release's Service answers (service-answering.ts). */
+  serviceAnswering(spec: DeploymentSpec, signal: AbortSignal): Promise<boolean>;
 }
 
 const failed = (reason: string): StepOutcome => ({ ok: false, reason });
@@ -188,22 +196,42 @@ export class KubernetesSteps implements DeploymentSteps {
     if (!applied.applied) {
       return failed(`The app was not made live: a newer deployment (${applied.newer}) is live.`);
     }
-    const result = await this.rollout(release, signal);
-    if (result === 'stopped') {
-      if (!context.runsAgain() && previous) await releases.revert(release, previous);
-      return failed('The deploy step was stopped.');
-    }
-    if (result.outcome === 'FAILED') {
-      const reverted = previous && (await releases.revert(release, previous));
-      if (reverted) context.line(`==> deployment ${previous.spec.deploymentId} serves again`);
-      return failed(`The app did not become healthy: ${result.reason ?? 'its rollout failed'}.`);
-    }
-    context.line(
-      previous
-        ? `==> the service's URL now serves this deployment; the previous one (${previous.spec.deploymentId}) is stopped`
-        : `==> the service's URL now serves this deployment`,
+    // What the app prints as it starts goes into the log; the release's id is the deployment's.
+    const mask = new SecretMask(secretValuesOf(source));
+    const following = followReleaseLog(
+      this.options.appLogs,
+      d.id,
+      (text) => context.output(mask.write(text)),
+      this.options.logPollMs,
     );
-    return { ok: true };
+    try {
+      const result = await this.rollout(release, signal);
+      if (result === 'stopped') {
+        if (!context.runsAgain() && previous) await releases.revert(release, previous);
+        return failed('The deploy step was stopped.');
+      }
+      if (result.outcome === 'FAILED') {
+        const reverted = previous && (await releases.revert(release, previous));
+        if (reverted) context.line(`==> deployment ${previous.spec.deploymentId} serves again`);
+        return failed(`The app did not become healthy: ${result.reason ?? 'its rollout failed'}.`);
+      }
+      if (!(await this.options.serviceAnswering(release.spec, signal))) {
+        context.line(
+          '==> its Service did not answer within 30 s of the rollout: visitors may wait',
+        );
+      }
+      const offset = await following.stop();
+      context.output(mask.flush());
+      context.line(
+        previous
+          ? `==> the service's URL now serves this deployment; the previous one (${previous.spec.deploymentId}) is stopped`
+          : `==> the service's URL now serves this deployment`,
+      );
+      return { ok: true, releaseLog: { releaseId: d.id, offset } };
+    } finally {
+      await following.stop();
+      context.output(mask.flush());
+    }
   }
 
   /** The rollout's verdict, or 'stopped' when the run is interrupted first. */

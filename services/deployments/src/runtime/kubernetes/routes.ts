@@ -25,7 +25,9 @@ type ServiceObject = Kubernetes.V1Service;
  * deleted or replaced closes its agent once the requests on it are answered.
  */
 class ServiceRoute implements RoutedRelease {
-  readonly agent = new Agent({ keepAlive: true });
+  // A connection per request: kube-proxy picks a pod per connection, so a kept one would send
+  // every request of a visitor to one replica (sockets on a Service of one pod cost little).
+  readonly agent = new Agent({ keepAlive: false });
   private inflight = 0;
   private retired = false;
 
