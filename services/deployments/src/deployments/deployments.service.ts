@@ -119,6 +119,11 @@ export class DeploymentsService {
     return this.deps.deployments.logsOf(ref, deploymentId);
   }
 
+  /** The number of the log's last line (0 without one). */
+  lastLogLine(deploymentId: string): Promise<number> {
+    return this.deps.deployments.logs.lastLine(deploymentId);
+  }
+
   /** Follows the log after line `after` (see LogFollowers); resolves with the close. */
   followLogs(deploymentId: string, after: number, sink: FollowerSink): Promise<() => void> {
     return this.deps.followers.follow(deploymentId, after, sink);
