@@ -1,17 +1,26 @@
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * A plain HTTP proxy on 127.0.0.1 in front of the gateway that can drop its open connections,
  * as a flaky network does. Cookies ignore ports, so a browser signed in at the gateway is
- * signed in here too; it records each request's path and headers.
+ * signed in here too; it records each request's path and headers, and the status of its answer.
  */
 export async function startCuttingProxy(target: string) {
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
-  const requests: { path: string; headers: IncomingHttpHeaders }[] = [];
+  const requests: { path: string; headers: IncomingHttpHeaders; status?: number }[] = [];
+  /** The event (`data: <line>` and its blank line) after which the next stream is dropped. */
+  let cutAfter: string | undefined;
   const server = createServer((req, res) => {
-    requests.push({ path: req.url ?? '', headers: req.headers });
+    const record: (typeof requests)[number] = { path: req.url ?? '', headers: req.headers };
+    requests.push(record);
     const forward = request(
       {
         host: upstream.hostname,
@@ -21,8 +30,17 @@ export async function startCuttingProxy(target: string) {
         headers: { ...req.headers, host: upstream.host },
       },
       (answer) => {
+        record.status = answer.statusCode;
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const marker = answer.headers['content-type']?.startsWith('text/event-stream')
+          ? cutAfter
+          : undefined;
+        if (!marker) {
+          answer.pipe(res);
+          return;
+        }
+        cutAfter = undefined;
+        passUntil(answer, res, marker);
       },
     );
     forward.on('error', () => res.destroy());
@@ -38,6 +56,13 @@ export async function startCuttingProxy(target: string) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /**
+     * Drops the next event stream's connection right after the event of the log line `line`,
+     * before anything that follows it (the final status, say): a connection lost at that moment.
+     */
+    cutAfterLine: (line: string) => {
+      cutAfter = `data: ${line}\n\n`;
+    },
     /** Drops every open connection from the browser (and with it the proxied streams). */
     cut: () => {
       for (const socket of sockets) socket.destroy();
@@ -48,4 +73,29 @@ export async function startCuttingProxy(target: string) {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Passes `answer` on up to the end of `marker`, then drops the client's connection. */
+function passUntil(answer: IncomingMessage, res: ServerResponse, marker: string) {
+  answer.setEncoding('utf8');
+  let held = '';
+  let cut = false;
+  answer.on('data', (text: string) => {
+    if (cut) return;
+    held += text;
+    const at = held.indexOf(marker);
+    if (at < 0) {
+      // What could be the start of the marker waits for the next chunk.
+      const safe = Math.max(0, held.length - marker.length);
+      res.write(held.slice(0, safe));
+      held = held.slice(safe);
+      return;
+    }
+    cut = true;
+    answer.destroy();
+    res.write(held.slice(0, at + marker.length), () => res.socket?.destroy());
+  });
+  answer.on('end', () => {
+    if (!cut) res.end(held);
+  });
 }

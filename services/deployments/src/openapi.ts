@@ -173,7 +173,7 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       tags: ['Deployments'],
       operationId: 'getDeploymentLogs',
       description:
-        'With `Accept: text/event-stream`, Server-Sent Events: each log line is an event `id: <line number from 1>`, `event: log`, `data: <the line>`; each status change an event `event: status`, `data: {"status": ...}` (the current status first); a comment line every 15 s while nothing happens; the stream ends after the final status. A reconnect with `Last-Event-ID: n` continues with line n+1 (lines trimmed beyond the log limit are gone). Without that Accept header: `text/plain` with the whole log so far.',
+        'With `Accept: text/event-stream`, Server-Sent Events: each log line is an event `id: <line number from 1>`, `event: log`, `data: <the line>`; each status change an event `event: status`, `data: {"status": ...}` (the current status first); a comment line every 15 s while nothing happens; the stream ends after the final status. A reconnect with `Last-Event-ID: n` continues with line n+1 (lines trimmed beyond the log limit are gone); one that would get nothing new (the deployment is final and has no line after n) is 204 No Content, which stops a browser’s EventSource from reconnecting. Without that Accept header: `text/plain` with the whole log so far.',
       request: {
         params: deploymentParams,
         headers: logStreamHeaders,
@@ -185,6 +185,10 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
             'text/event-stream': { schema: { type: 'string' } },
             'text/plain': { schema: { type: 'string' } },
           },
+        },
+        204: {
+          description:
+            'A reconnect (`Last-Event-ID: n`, with `Accept: text/event-stream`) to a deployment that is final and has no line after n: nothing more will come. By the rules for server-sent events, a browser’s EventSource stops reconnecting at this answer.',
         },
       },
     },
@@ -198,7 +202,8 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       request: { params: deploymentParams },
       responses: {
         200: {
-          description: 'The deployment, CANCELLED; a running step is stopped.',
+          description:
+            'The deployment, CANCELLED, its log saying why (`Deployment cancelled by its owner.`, written before the status changed); a running step is stopped.',
           ...jsonContent(deployment),
         },
         409: ref('Conflict'),

@@ -13,7 +13,9 @@ export interface LogStream {
  * Follows a deployment's log over Server-Sent Events. After a dropped connection the browser's
  * EventSource reconnects with Last-Event-ID (the last line's number) and the API continues with
  * the next line; a line already held (its id not above the last) is never added twice. The
- * stream is closed at the final status.
+ * stream is closed at the final status. A reconnect to a deployment that has ended meanwhile
+ * with nothing new is answered 204 No Content, which closes the EventSource ('failed'): the page
+ * then reads the deployment again.
  */
 export function useLogStream(url: string): LogStream {
   const [stream, setStream] = useState<LogStream>({

@@ -6,7 +6,7 @@ import { Breadcrumbs } from '../components/Breadcrumbs';
 import { DeploymentActions } from '../components/DeploymentActions';
 import { Loaded } from '../components/Loaded';
 import { LogView } from '../components/LogView';
-import { StatusBadge, type DeploymentStatus } from '../components/Status';
+import { StatusBadge, isFinal, type DeploymentStatus } from '../components/Status';
 import { formatTime, shortHash } from '../lib/format';
 import { useTitle } from '../lib/forms';
 import { useLogStream } from '../lib/log-stream';
@@ -38,15 +38,24 @@ export function DeploymentPage() {
   const log = useLogStream(`${base}/logs`);
   useTitle(deployment.data ? `Deployment ${shortHash(deployment.data.commitHash)}` : undefined);
 
-  // Every status change the stream reports: the deployment's times and actions again.
+  // Every status change the stream reports, and a stream the browser gave up on (a reconnect
+  // answered 204 because the deployment ended meanwhile): the deployment as the API has it now.
+  const streamGone = log.state === 'failed';
   useEffect(() => {
-    if (log.status)
+    if (log.status || streamGone)
       void queryClient.invalidateQueries({ queryKey: ['deployment', params.deploymentId] });
-  }, [log.status, params.deploymentId, queryClient]);
+  }, [log.status, streamGone, params.deploymentId, queryClient]);
 
   return (
     <Loaded query={deployment} loading="Loading the deployment…">
-      {(d) => <Deployment params={params} d={d} status={log.status ?? d.status} log={log} />}
+      {(d) => (
+        <Deployment
+          params={params}
+          d={d}
+          status={streamGone ? d.status : (log.status ?? d.status)}
+          log={log}
+        />
+      )}
     </Loaded>
   );
 }
@@ -91,7 +100,9 @@ function Deployment({
       <section className="panel" aria-labelledby="log-title">
         <h2 id="log-title">Log</h2>
         <p role="status" className="hint">
-          {STREAM_STATE[log.state]}
+          {log.state === 'failed' && isFinal(d.status)
+            ? STREAM_STATE.ended
+            : STREAM_STATE[log.state]}
         </p>
         <LogView lines={log.lines} label="Deployment log" />
       </section>

@@ -3,6 +3,7 @@ import { validate } from '@platform/shared';
 import type { ServiceRef } from './deployments.repository';
 import type { DeploymentsService } from './deployments.service';
 import { logStreamHeaders } from './deployments.schemas';
+import { isFinal } from './status';
 
 /**
  * `GET …/deployments/:deploymentId/logs` (contracts.md "Following a deployment"): Server-Sent
@@ -10,7 +11,11 @@ import { logStreamHeaders } from './deployments.schemas';
  * written here, not by an SSE library (docs/architecture.md, Libraries): each line `id: <n>`,
  * `event: log`, `data: <the line>` (one space after the colon, so a client keeps the line's own
  * leading spaces); a status change `event: status` with no id (an id would become the client's
- * Last-Event-ID); a comment every `heartbeatMs` while the stream is open.
+ * Last-Event-ID); a comment every `heartbeatMs` while the stream is open. A reconnect
+ * (`Last-Event-ID`) that would get nothing new, the deployment final and no line after the
+ * client's last, is 204 No Content: by the HTML standard's rules for server-sent events, the
+ * answer that stops a browser's EventSource from reconnecting every 3 s for as long as the page
+ * is open.
  */
 export async function sendLogs(
   service: DeploymentsService,
@@ -28,6 +33,12 @@ export async function sendLogs(
   const { 'last-event-id': after } = validate(logStreamHeaders, {
     'last-event-id': req.get('last-event-id'),
   });
+  // Read after the status: a final deployment's lines up to it are all in by then.
+  const final = isFinal(deployment.status);
+  if (after !== undefined && final && (await service.lastLogLine(deployment.id)) <= after) {
+    res.status(204).end();
+    return;
+  }
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',

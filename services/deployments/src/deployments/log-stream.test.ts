@@ -88,6 +88,36 @@ describe('GET …/deployments/:id/logs as Server-Sent Events', () => {
     expectWholeLog(joined);
   });
 
+  it('answers 204 No Content to a reconnect of a finished deployment that would get nothing new, and the rest to one that would', async () => {
+    const { service, id } = await h.newDeployment();
+    const first = await follow(service, id);
+    await first.ended;
+    expect(statuses(first).at(-1)).toBe('DEPLOYED');
+    const last = Number(logLines(first).at(-1)!.id);
+
+    // What a browser's EventSource sends when the stream it had ends: the last line's number.
+    const reconnect = await follow(service, id, { 'last-event-id': String(last) });
+    const beyond = await follow(service, id, { 'last-event-id': String(last + 10) });
+    const behind = await follow(service, id, { 'last-event-id': String(last - 3) });
+    await behind.ended;
+
+    for (const nothingNew of [reconnect, beyond]) {
+      expect(nothingNew.status).toBe(204);
+      expect(nothingNew.headers.get('content-type')).toBeNull();
+      expect(nothingNew.events).toEqual([]);
+    }
+    // Three lines it has not had: they, then the final status, then the end, as before.
+    expect(behind.status).toBe(200);
+    expect(logLines(behind).map((e) => Number(e.id))).toEqual([last - 2, last - 1, last]);
+    expect(behind.events.at(-1)).toEqual({ event: 'status', data: '{"status":"DEPLOYED"}' });
+    // A first connection (no Last-Event-ID) still gets the whole log and the final status.
+    const again = await follow(service, id);
+    await again.ended;
+    expect(again.status).toBe(200);
+    expectWholeLog(again);
+    expect(statuses(again)).toEqual(['DEPLOYED']);
+  });
+
   it('sends each line as printed with its number as id, and status events without an id', async () => {
     const { service, id } = await h.newDeployment();
 
