@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration"
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	admissionregistrationvalidation "k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
@@ -27,9 +30,14 @@ import (
 	"k8s.io/kubernetes/pkg/apis/networking"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
+	nodevalidation "k8s.io/kubernetes/pkg/apis/node/validation"
 	"k8s.io/kubernetes/pkg/apis/policy"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	policyvalidation "k8s.io/kubernetes/pkg/apis/policy/validation"
+	"k8s.io/kubernetes/pkg/apis/rbac"
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+	rbacvalidation "k8s.io/kubernetes/pkg/apis/rbac/validation"
 )
 
 // The scheme the API server itself uses (legacyscheme) with the groups these manifests use.
@@ -88,7 +96,21 @@ var validators = map[schema.GroupKind]kindValidator{
 		}
 		return batchvalidation.ValidateJob(job, opts)
 	}),
-	{Group: "networking.k8s.io", Kind: "Ingress"}: validatorOf(true, networkingvalidation.ValidateIngressCreate),
+	{Group: "networking.k8s.io", Kind: "Ingress"}:             validatorOf(true, networkingvalidation.ValidateIngressCreate),
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:              validatorOf(false, nodevalidation.ValidateRuntimeClass),
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        validatorOf(true, rbacvalidation.ValidateRole),
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: validatorOf(true, rbacvalidation.ValidateRoleBinding),
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: validatorOf(false, func(role *rbac.ClusterRole) field.ErrorList {
+		return rbacvalidation.ValidateClusterRole(role, rbacvalidation.ClusterRoleValidationOptions{AllowInvalidLabelValueInSelector: false})
+	}),
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: validatorOf(false, rbacvalidation.ValidateClusterRoleBinding),
+	// Its CEL expressions are compiled and type-checked against the admission request, as on create.
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}: validatorOf(false, func(p *admissionregistration.ValidatingAdmissionPolicy) field.ErrorList {
+		return admissionregistrationvalidation.ValidateValidatingAdmissionPolicy(p)
+	}),
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: validatorOf(false, func(b *admissionregistration.ValidatingAdmissionPolicyBinding) field.ErrorList {
+		return admissionregistrationvalidation.ValidateValidatingAdmissionPolicyBinding(b)
+	}),
 }
 
 // validateObject decodes one JSON object strictly into its typed struct, applies the API

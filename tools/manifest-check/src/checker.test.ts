@@ -135,6 +135,65 @@ describe('the Kubernetes checker', () => {
     expect(describeProblems(problems)).toMatch(/maxReplicas/);
   });
 
+  it('rejects a Role rule without verbs and a binding to a role without a name', async () => {
+    const { problems } = await renderObjects([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'demo' },
+        rules: [{ apiGroups: [''], resources: ['pods'], verbs: [] }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'demo' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: '' },
+        subjects: [{ kind: 'ServiceAccount', name: 'demo', namespace: 'demo' }],
+      },
+    ]);
+    const text = describeProblems(problems);
+    expect(text).toMatch(/Role\/demo\/demo: rules\[0\]\.verbs: Required value/);
+    expect(text).toMatch(/ClusterRoleBinding\/demo: roleRef\.name: Required value/);
+  });
+
+  it('compiles an admission policy’s CEL: an unknown field of the request is refused', async () => {
+    const { problems } = await renderObjects([
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'demo' },
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: [''],
+                apiVersions: ['*'],
+                resources: ['secrets'],
+                operations: ['CREATE'],
+              },
+            ],
+          },
+          validations: [{ expression: "request.namespaec == 'demo'" }],
+        },
+      },
+    ]);
+    expect(describeProblems(problems)).toMatch(
+      /compilation failed: .*undefined field 'namespaec'/s,
+    );
+  });
+
+  it('rejects a RuntimeClass whose handler is not a DNS label', async () => {
+    const { problems } = await renderObjects([
+      {
+        apiVersion: 'node.k8s.io/v1',
+        kind: 'RuntimeClass',
+        metadata: { name: 'gvisor' },
+        handler: 'run_sc',
+      },
+    ]);
+    expect(describeProblems(problems)).toMatch(/handler: Invalid value: "run_sc"/);
+  });
+
   it('rejects a kind it does not know', async () => {
     const { problems } = await renderObjects([
       { apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'typo' } },

@@ -162,6 +162,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs the local runtime, which fits one host (k8s/ runs the Kubernetes runner)', () => {
+    expect(services.deployments.environment.RUNTIME).toBe('local');
+  });
+
   it('keeps deployments’ builds and runtime directory in named volumes, and lets the gateway reach its router', () => {
     const deployments = services.deployments;
     for (const setting of ['BUILDS_DIR', 'RUNTIME_DIR']) {

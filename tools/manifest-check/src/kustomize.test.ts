@@ -2,7 +2,14 @@ import { describeProblems } from './checker';
 import { NAMESPACE, SERVICE_NAMES, findObject, objectsOfKind, selectorMatches } from './kubernetes';
 import { useRendered } from './test/rendered';
 
-const CLUSTER_SCOPED = new Set(['Namespace']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'RuntimeClass',
+]);
 
 describe.each(['base', 'development', 'production'] as const)('k8s/%s', (overlay) => {
   const result = useRendered(overlay);
@@ -16,11 +23,21 @@ describe.each(['base', 'development', 'production'] as const)('k8s/%s', (overlay
     expect(describeProblems(result.problems)).toBe('');
   });
 
-  it('puts every namespaced object in the platform namespace', () => {
+  it('puts every namespaced object in the platform namespace, but the runner’s rights where builds run', () => {
     const elsewhere = result.objects
       .filter((o) => !CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== NAMESPACE)
+      .map((o) => `${o.metadata.namespace}: ${o.kind}/${o.metadata.name}`);
+    expect(elsewhere).toEqual([
+      'platform-builds: Role/platform-deployments-builds',
+      'platform-builds: RoleBinding/platform-deployments-builds',
+    ]);
+  });
+
+  it('leaves no namespace field on a cluster-scoped object', () => {
+    const namespaced = result.objects
+      .filter((o) => CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== undefined)
       .map((o) => `${o.kind}/${o.metadata.name}`);
-    expect(elsewhere).toEqual([]);
+    expect(namespaced).toEqual([]);
   });
 
   it('labels every object with app.kubernetes.io/name and app.kubernetes.io/part-of=platform', () => {

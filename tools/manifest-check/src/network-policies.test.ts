@@ -37,6 +37,10 @@ const publicReceiver = host('a webhook receiver on the internet', '93.184.216.34
 const googleCerts = host('www.googleapis.com', '142.250.74.106');
 const cloudMetadata = host('the cloud metadata endpoint', '169.254.169.254');
 const privateReceiver = host('a receiver on a private address', '192.168.1.20');
+// The deployments service's runner: the cluster's API server and registry, public git hosts.
+const apiServer = host('the Kubernetes API server', '10.0.0.2');
+const registry = host('the image registry', '10.20.0.8');
+const gitHost = host('a public git host', '140.82.112.3');
 
 describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
   let model: NetworkModel;
@@ -118,8 +122,22 @@ describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
     expect(model.canConnect(webhooks, privateReceiver, 443)).toBe(false);
   });
 
-  it('lets only auth (Google’s certificates) and webhooks (receivers) reach the internet', () => {
-    expect(reachersOfHost(googleCerts, 443)).toEqual(['auth', 'webhooks']);
+  it('lets only auth (Google’s certificates), deployments (repositories) and webhooks (receivers) reach the internet', () => {
+    expect(reachersOfHost(googleCerts, 443)).toEqual(['auth', 'deployments', 'webhooks']);
+    expect(reachersOfHost(gitHost, 80)).toEqual(['webhooks']);
+  });
+
+  it('lets only deployments reach the API server and the image registry', () => {
+    expect(reachersOfHost(apiServer, 6443)).toEqual(['deployments']);
+    expect(reachersOfHost(registry, 5000)).toEqual(['deployments']);
+  });
+
+  it('lets deployments fetch repositories over https from public addresses only', () => {
+    const deployments = pod('deployments');
+    expect(model.canConnect(deployments, gitHost, 443)).toBe(true);
+    expect(model.canConnect(deployments, gitHost, 22)).toBe(false);
+    expect(model.canConnect(deployments, cloudMetadata, 443)).toBe(false);
+    expect(model.canConnect(deployments, privateReceiver, 443)).toBe(false);
   });
 });
 

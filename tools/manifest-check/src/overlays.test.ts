@@ -8,8 +8,11 @@ import {
 } from './kubernetes';
 import { externalSecrets, rendered, useRendered } from './test/rendered';
 
-const configOf = (objects: K8sObject[]) => {
-  const configMaps = objectsOfKind(objects, 'ConfigMap');
+/** The data of the generated ConfigMap `<name>-<hash>`. */
+const configOf = (objects: K8sObject[], name = 'platform-config') => {
+  const configMaps = objectsOfKind(objects, 'ConfigMap').filter((c) =>
+    new RegExp(`^${name}-[a-z0-9]+$`).test(c.metadata.name),
+  );
   expect(configMaps).toHaveLength(1);
   return configMaps[0]!.data as Record<string, string>;
 };
@@ -59,6 +62,12 @@ describe('the production overlay', () => {
     }
   });
 
+  it('runs builds’ and apps’ pods under gVisor: the RuntimeClass gvisor, handler runsc', () => {
+    expect(configOf(result.objects, 'deployments-runner').KUBE_RUNTIME_CLASS).toBe('gvisor');
+    const runtimeClass = findObject(result.objects, 'RuntimeClass', 'gvisor');
+    expect([runtimeClass.apiVersion, runtimeClass.handler]).toEqual(['node.k8s.io/v1', 'runsc']);
+  });
+
   it('pins release tags, never latest or dev', () => {
     for (const deployment of objectsOfKind(result.objects, 'Deployment')) {
       const tag = mainContainer(deployment).image.split(':').pop();
@@ -93,6 +102,11 @@ describe('the development overlay', () => {
     const config = configOf(result.objects);
     expect(config.NODE_ENV).toBe('development');
     expect(config.WEBHOOK_ALLOW_PRIVATE).toBe('true');
+  });
+
+  it('runs builds and apps on the cluster’s default runtime (kind has no gVisor)', () => {
+    expect(configOf(result.objects, 'deployments-runner').KUBE_RUNTIME_CLASS).toBeUndefined();
+    expect(objectsOfKind(result.objects, 'RuntimeClass')).toEqual([]);
   });
 
   it('generates platform-secrets itself', () => {

@@ -112,11 +112,24 @@ describe.each(OVERLAYS)('the deployments service of the %s overlay', (overlay) =
     expect(envEntry('deployments', 'ENCRYPTION_KEY')?.valueFrom?.secretKeyRef).toEqual(projects);
   });
 
-  it('has a volume at its BUILDS_DIR and RUNTIME_DIR (the root file system is read-only)', () => {
+  it('runs builds and apps in the cluster (RUNTIME=kubernetes), not in its own pod', () => {
+    const { env } = containerEnv(
+      containerOf('deployments'),
+      result.objects,
+      externalSecrets(overlay),
+    );
+    expect([env.RUNTIME, env.KUBECONFIG, env.RUNTIME_DIR]).toEqual([
+      'kubernetes',
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('has a volume at its BUILDS_DIR (the root file system is read-only)', () => {
     const deployment = objectsOfKind(result.objects, 'Deployment').find(
       (d) => d.metadata.name === 'deployments',
     )!;
-    for (const setting of ['BUILDS_DIR', 'RUNTIME_DIR']) {
+    for (const setting of ['BUILDS_DIR']) {
       const dir = envEntry('deployments', setting)?.value;
       const mount = (containerOf('deployments').volumeMounts ?? []).find(
         (m: { mountPath: string }) => m.mountPath === dir,

@@ -97,9 +97,13 @@ describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
     });
   });
 
-  it('do not mount a service-account token they have no use for', () => {
+  it('mount no service-account token, but deployments its own (its runner talks to the API server)', () => {
     eachDeployment((deployment) => {
-      expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
+      const pod = deployment.spec.template.spec;
+      const runner = deployment.metadata.name === 'deployments';
+      expect([pod.serviceAccountName, pod.automountServiceAccountToken]).toEqual(
+        runner ? ['deployments', true] : [undefined, false],
+      );
     });
   });
 
