@@ -36,7 +36,7 @@ import { Sandbox, sandboxOptions } from './sandbox/sandbox';
 import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 import { restoreLiveApps } from './pipeline/restore-live-apps';
-import { openKubernetesSteps } from './kubernetes.compose';
+import { keptImages, openKubernetesSteps, startKubernetesRouter } from './kubernetes.compose';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** The shortest interval at which the output of every deployed app is copied into its log. */
@@ -90,6 +90,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     runsPipeline && config.RUNTIME === 'kubernetes'
       ? await openKubernetesSteps(config, runtime, { snapshots, repository })
       : undefined;
+  if (cluster) await startKubernetesRouter(config, runtime, cluster.kc);
   const steps = seams.steps ?? local?.steps ?? cluster?.steps;
   const worker =
     config.PIPELINE_ENABLED && steps
@@ -132,7 +133,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     triggers: triggerRepository,
     deployments: repository,
     snapshots,
-    builds,
+    builds: config.RUNTIME === 'kubernetes' ? keptImages(config) : builds,
     onDeploymentCreated: () => worker?.wake(),
   });
 

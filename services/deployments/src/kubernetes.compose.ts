@@ -31,15 +31,27 @@ export function kubeConfigFrom(config: Pick<Config, 'KUBECONFIG'>): Kubernetes.K
 }
 
 /**
+ * With RUNTIME=kubernetes a deployment's build is kept as its app image in the registry: what a
+ * rollback checks for (TriggerService), in every replica, whether it runs the pipeline or not.
+ */
+export function keptImages(config: Config) {
+  const settings = runnerSettingsOf(config);
+  const images = new AppImages(new Registry(settings.registry), settings);
+  return {
+    find: async (ref: { serviceId: string; deploymentId: string }) =>
+      (await images.find(ref.serviceId, ref.deploymentId)) ? ref : null,
+  };
+}
+
+/**
  * The steps of a pipeline with RUNTIME=kubernetes (docs/kubernetes-runner.md): builds as Jobs and
- * apps as Deployments in the cluster, images in KUBE_REGISTRY; the apps' output (AppLogs); the
- * router the gateway forwards apps' hosts to (RUNTIME_ROUTER_HOST:RUNTIME_ROUTER_PORT), which
- * sends each to its service's Service; and how a deleted service's app goes. The cluster must
- * answer at start-up: a replica that cannot reach it fails to start.
+ * apps as Deployments in the cluster, images in KUBE_REGISTRY; the apps' output (AppLogs); and how
+ * a deleted service's app goes. The cluster must answer at start-up: a replica that cannot reach
+ * it fails to start.
  */
 export async function openKubernetesSteps(
   config: Config,
-  { logger, lifecycle }: Runtime,
+  { logger }: Runtime,
   parts: { snapshots: SourceSnapshots; repository: DeploymentsRepository },
 ) {
   const kc = kubeConfigFrom(config);
@@ -67,17 +79,6 @@ export async function openKubernetesSteps(
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
     serviceAnswering: (spec, signal) => serviceAnswering(kc, settings, spec, signal),
   });
-  const routes = new KubernetesRoutes(kc, settings, logger);
-  await routes.start();
-  const router = createServer(createRouter(routes.liveRelease, logger));
-  await new Promise<void>((resolve, reject) => {
-    router.once('error', reject);
-    router.listen(config.RUNTIME_ROUTER_PORT, config.RUNTIME_ROUTER_HOST, resolve);
-  });
-  lifecycle.onShutdown('apps router', async () => {
-    await closeHttpServer(router);
-    await routes.stop();
-  });
   logger.info(
     { cluster: kc.getCurrentCluster()?.server, version: version.gitVersion },
     'Kubernetes runner ready',
@@ -95,4 +96,26 @@ export async function openKubernetesSteps(
       },
     },
   };
+}
+
+/**
+ * The router the gateway forwards apps' hosts to (RUNTIME_ROUTER_HOST:RUNTIME_ROUTER_PORT) with
+ * RUNTIME=kubernetes: each request to its service's Service (KubernetesRoutes), closed at shutdown.
+ */
+export async function startKubernetesRouter(
+  config: Config,
+  { logger, lifecycle }: Runtime,
+  kc: Kubernetes.KubeConfig,
+): Promise<void> {
+  const routes = new KubernetesRoutes(kc, runnerSettingsOf(config), logger);
+  await routes.start();
+  const router = createServer(createRouter(routes.liveRelease, logger));
+  lifecycle.onShutdown('apps router', async () => {
+    await closeHttpServer(router);
+    await routes.stop();
+  });
+  await new Promise<void>((resolve, reject) => {
+    router.once('error', reject);
+    router.listen(config.RUNTIME_ROUTER_PORT, config.RUNTIME_ROUTER_HOST, resolve);
+  });
 }

@@ -30,7 +30,7 @@ const EXPECTED_RIGHTS = [
   '* pods: list',
   '* resourcequotas: create patch',
   '* secrets: create deletecollection patch',
-  '* services: create delete list patch watch',
+  '* services: create delete get list patch watch',
   'platform-builds batch/jobs: create delete get',
   'platform-builds pods/exec: create get',
   'platform-builds pods: get',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Types } from 'mongoose';
 import { conflict, notFound } from '@platform/shared';
-import type { BuildStore } from '../builds/build-store';
+import type { BuildRef } from '../builds/build-store';
 import type { SourceSnapshot, SourceSnapshots } from '../source/snapshot';
 import type { Deployment, ServiceRef } from './deployment';
 import type { DeploymentsRepository } from './deployments.repository';
@@ -14,7 +14,11 @@ export interface TriggerServiceDeps {
   deployments: DeploymentsRepository;
   /** The snapshot and kept build a rollback runs again. */
   snapshots: SourceSnapshots;
-  builds: BuildStore;
+  /**
+   * Whether a deployment's build is still kept: the build store, or with RUNTIME=kubernetes the
+   * registry's app images (kubernetes.compose.ts keptImages).
+   */
+  builds: { find(ref: BuildRef): Promise<unknown> };
   /** Wakes a local pipeline worker so a new deployment starts at once. */
   onDeploymentCreated: () => void;
 }

@@ -169,7 +169,7 @@ describe('the pipeline on Kubernetes', () => {
       let rollbackId = '';
 
       const jobs = await jobsCreatedDuring(async () => {
-        const res = await h.api.redeploy(service, firstId);
+        const res = await h.api.rollback(service, firstId);
         expect(res.status).toBe(201);
         rollbackId = res.body.id as string;
         const rolledBack = await h.waitForStatus(service, rollbackId, 'DEPLOYED', ROLLOUT);

@@ -78,6 +78,10 @@ describe('the Kubernetes runner objects', () => {
       path: '/healthz',
       port: 8080,
     });
+    // A replaced pod serves on until kube-proxy has taken it out of the Service.
+    expect(deployment.spec.template.spec.containers[0].lifecycle).toEqual({
+      preStop: { sleep: { seconds: 5 } },
+    });
     const ingress = byKind(releaseObjects(settings, spec()), 'Ingress') as any;
     expect(ingress.spec.rules[0].host).toBe(`${spec().serviceId}.apps.example.com`);
   });

@@ -92,6 +92,9 @@ export interface DeploymentSpec {
   replicas?: ServiceSettings['replicas'];
 }
 
+/** How long a replaced app pod goes on serving before it is stopped (see its preStop). */
+export const PRE_STOP_SECONDS = 5;
+
 /** Where an app listens inside its pod; `PORT` says so. */
 export const APP_PORT = 8080;
 /** The unprivileged user builds and apps run as. */
@@ -375,6 +378,9 @@ export function releaseObjects(
                 ),
                 envFrom: [{ secretRef: { name: envSecret } }],
                 readinessProbe: { ...probe, periodSeconds: 2, failureThreshold: 3 },
+                // A replaced pod answers on while kube-proxy takes it out of the Service (a sync
+                // later): only then does it get SIGTERM, so no visitor meets a closed port.
+                lifecycle: { preStop: { sleep: { seconds: PRE_STOP_SECONDS } } },
                 resources: {
                   requests: { cpu: settings.app.cpu, memory: settings.app.memory },
                   limits: { cpu: settings.app.cpu, memory: settings.app.memory },

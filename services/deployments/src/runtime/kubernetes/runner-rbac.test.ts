@@ -25,6 +25,7 @@ import {
 import { KubernetesReleases } from './releases';
 import { KubernetesRoutes } from './routes';
 import { removeServiceObjects } from './service-removal';
+import { serviceAnswering } from './service-answering';
 import { testRunnerSettings } from './testing';
 
 /**
@@ -306,6 +307,9 @@ fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http
   }, 600_000);
 
   test('the router finds the app’s Service, the app’s log is read, every Service watched', async () => {
+    expect(await serviceAnswering(runner, settings, released, new AbortController().signal)).toBe(
+      true,
+    );
     const routes = new KubernetesRoutes(runner, settings, testLogger('routes'));
     await routes.start();
     try {
