@@ -36,7 +36,12 @@ import { Sandbox, sandboxOptions } from './sandbox/sandbox';
 import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';
 import { restoreLiveApps } from './pipeline/restore-live-apps';
-import { keptImages, openKubernetesSteps, startKubernetesRouter } from './kubernetes.compose';
+import {
+  keptImages,
+  kubeConfigFrom,
+  openKubernetesSteps,
+  startKubernetesRouter,
+} from './kubernetes.compose';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** The shortest interval at which the output of every deployed app is copied into its log. */
@@ -86,11 +91,10 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     runsPipeline && config.RUNTIME === 'local'
       ? await openLocalSteps(config, runtime, { snapshots, builds, repository })
       : undefined;
+  const kc = runsPipeline && config.RUNTIME === 'kubernetes' ? kubeConfigFrom(config) : undefined;
+  const routes = kc && (await startKubernetesRouter(config, runtime, kc));
   const cluster =
-    runsPipeline && config.RUNTIME === 'kubernetes'
-      ? await openKubernetesSteps(config, runtime, { snapshots, repository })
-      : undefined;
-  if (cluster) await startKubernetesRouter(config, runtime, cluster.kc);
+    kc && (await openKubernetesSteps(config, runtime, { snapshots, repository, kc, routes }));
   const steps = seams.steps ?? local?.steps ?? cluster?.steps;
   const worker =
     config.PIPELINE_ENABLED && steps

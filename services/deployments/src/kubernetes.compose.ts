@@ -19,7 +19,7 @@ import { KubernetesBuilds } from './runtime/kubernetes/builds';
 import { KubernetesReleases } from './runtime/kubernetes/releases';
 import { runnerSettingsOf } from './runtime/kubernetes/runner.env';
 import { removeServiceObjects } from './runtime/kubernetes/service-removal';
-import { serviceAnswering } from './runtime/kubernetes/service-answering';
+import { releaseRouted } from './runtime/kubernetes/release-routed';
 import type { SourceSnapshots } from './source/snapshot';
 
 /** The cluster KUBECONFIG names, else the one this process runs in (its ServiceAccount). */
@@ -52,9 +52,15 @@ export function keptImages(config: Config) {
 export async function openKubernetesSteps(
   config: Config,
   { logger }: Runtime,
-  parts: { snapshots: SourceSnapshots; repository: DeploymentsRepository },
+  parts: {
+    snapshots: SourceSnapshots;
+    repository: DeploymentsRepository;
+    kc: Kubernetes.KubeConfig;
+    /** This process's router, if it serves one: a release is DEPLOYED once it routes there. */
+    routes?: KubernetesRoutes;
+  },
 ) {
-  const kc = kubeConfigFrom(config);
+  const { kc } = parts;
   const version = await kc.makeApiClient(k8s.VersionApi).getCode();
   const settings = runnerSettingsOf(config);
   const images = new AppImages(new Registry(settings.registry), settings);
@@ -77,7 +83,8 @@ export async function openKubernetesSteps(
     checkoutsDir,
     appLogs,
     logPollMs: config.RUNTIME_LOG_POLL_INTERVAL,
-    serviceAnswering: (spec, signal) => serviceAnswering(kc, settings, spec, signal),
+    releaseRouted: (spec, signal) =>
+      releaseRouted(kc, settings, spec, signal, parts.routes?.routedHosts),
   });
   logger.info(
     { cluster: kc.getCurrentCluster()?.server, version: version.gitVersion },
@@ -106,7 +113,7 @@ export async function startKubernetesRouter(
   config: Config,
   { logger, lifecycle }: Runtime,
   kc: Kubernetes.KubeConfig,
-): Promise<void> {
+): Promise<KubernetesRoutes> {
   const routes = new KubernetesRoutes(kc, runnerSettingsOf(config), logger);
   await routes.start();
   const router = createServer(createRouter(routes.liveRelease, logger));
@@ -118,4 +125,5 @@ export async function startKubernetesRouter(
     router.once('error', reject);
     router.listen(config.RUNTIME_ROUTER_PORT, config.RUNTIME_ROUTER_HOST, resolve);
   });
+  return routes;
 }

@@ -22,6 +22,7 @@ const RUNNER = { namespace: 'platform', name: 'deployments' };
 /** What the runner's calls need, and why: k8s/README.md, "The deployments service's rights". */
 const EXPECTED_RIGHTS = [
   '* apps/deployments: create deletecollection get list patch watch',
+  '* discovery.k8s.io/endpointslices: list watch',
   '* limitranges: create patch',
   '* namespaces: create patch',
   '* networking.k8s.io/ingresses: create deletecollection patch',
@@ -30,7 +31,7 @@ const EXPECTED_RIGHTS = [
   '* pods: list',
   '* resourcequotas: create patch',
   '* secrets: create deletecollection patch',
-  '* services: create delete get list patch watch',
+  '* services: create delete list patch',
   'platform-builds batch/jobs: create delete get',
   'platform-builds pods/exec: create get',
   'platform-builds pods: get',

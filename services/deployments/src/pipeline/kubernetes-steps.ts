@@ -46,8 +46,8 @@ export interface KubernetesStepsOptions {
   appLogs: AppLogs;
   /** How often a starting app's output is copied into the deployment's log. */
   logPollMs: number;
-  /** Until the release's Service answers (service-answering.ts). */
-  serviceAnswering(spec: DeploymentSpec, signal: AbortSignal): Promise<boolean>;
+  /** Until the service's URL goes to this release's pods only (release-routed.ts). */
+  releaseRouted(spec: DeploymentSpec, signal: AbortSignal): Promise<boolean>;
 }
 
 const failed = (reason: string): StepOutcome => ({ ok: false, reason });
@@ -215,10 +215,8 @@ export class KubernetesSteps implements DeploymentSteps {
         if (reverted) context.line(`==> deployment ${previous.spec.deploymentId} serves again`);
         return failed(`The app did not become healthy: ${result.reason ?? 'its rollout failed'}.`);
       }
-      if (!(await this.options.serviceAnswering(release.spec, signal))) {
-        context.line(
-          '==> its Service did not answer within 30 s of the rollout: visitors may wait',
-        );
+      if (!(await this.options.releaseRouted(release.spec, signal))) {
+        context.line('==> the router did not see only this release within 30 s of its rollout');
       }
       const offset = await following.stop();
       context.output(mask.flush());

@@ -75,7 +75,7 @@ async function deploy(
   };
 }
 
-/** The build Jobs created in the builds' namespace while `during` runs. */
+/** The build Jobs in the builds' namespace while `during` runs (those there before included). */
 async function jobsCreatedDuring(during: () => Promise<void>): Promise<string[]> {
   const created: string[] = [];
   const watching = await new k8s.Watch(kubeConfigOf(cluster)).watch(
@@ -164,8 +164,19 @@ describe('the pipeline on Kubernetes', () => {
     'rolls back to a kept image without building: no Job is created',
     async () => {
       const next = await h.appRepository.commit({ greeting: 'second' });
+      const answers: string[] = [];
+      let probing = true;
+      const probe = (async () => {
+        while (probing) answers.push(await servedCommit(service).catch((e: Error) => e.message));
+      })();
       await deploy(h, service, next.hash, 'DEPLOYED');
+      // DEPLOYED: the URL serves the new release, and no visitor met an error on the way.
       expect(await servedCommit(service)).toBe(next.revision);
+      probing = false;
+      await probe;
+      expect(answers.filter((a) => a !== h.firstCommit.revision && a !== next.revision)).toEqual(
+        [],
+      );
       let rollbackId = '';
 
       const jobs = await jobsCreatedDuring(async () => {
@@ -176,7 +187,8 @@ describe('the pipeline on Kubernetes', () => {
         expect(rolledBack.logs).toContain(`==> reusing the image of deployment ${firstId}`);
       });
 
-      expect(jobs).toEqual([]);
+      expect(rollbackId).not.toBe('');
+      expect(jobs).not.toContain(`build-${rollbackId}`);
       expect(await servedCommit(service)).toBe(h.firstCommit.revision);
     },
     TEST,

@@ -27,7 +27,7 @@ import { routerGet, stopSupervisor } from '../runtime/local/testing';
 import { SourceSnapshots } from '../source/snapshot';
 import { ShellSteps } from './shell-steps';
 import { configSchema, type Config } from '../config';
-import { openKubernetesSteps } from '../kubernetes.compose';
+import { kubeConfigFrom, openKubernetesSteps } from '../kubernetes.compose';
 import type { DeploymentDoc } from '../deployments/deployments.model';
 import type { TriggerResponse } from '../deployments/deployments.schemas';
 import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
@@ -185,7 +185,13 @@ export async function startHarness(options: HarnessOptions = {}) {
       const steps =
         shellSteps(workerConfig, build, deploy) ??
         (workerConfig.RUNTIME === 'kubernetes'
-          ? (await openKubernetesSteps(workerConfig, { logger, lifecycle }, parts)).steps
+          ? (
+              await openKubernetesSteps(
+                workerConfig,
+                { logger, lifecycle },
+                { ...parts, kc: kubeConfigFrom(workerConfig) },
+              )
+            ).steps
           : undefined) ??
         (
           await openLocalSteps(

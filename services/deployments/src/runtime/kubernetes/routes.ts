@@ -5,44 +5,63 @@ import type { RoutedRelease } from '../router';
 import { APP_SELECTOR, SERVICE_ID_LABEL, type KubernetesRunnerSettings } from './objects';
 
 /**
- * Where the router (runtime/router.ts) sends `<serviceId>.<appsDomain>` on Kubernetes: the
- * service's Service, which the runner applies with each release (objects.ts) and which reaches
- * the pods of the release its Deployment runs. The app Services of the runner's namespaces are
- * listed, then watched (k8s.Watch, from the list's resourceVersion), so `liveRelease` answers from
- * memory: a Service applied is routed, a Service deleted answers 404. A watch the API server
- * ends is made again; one that fails is logged and made again from a new list after a pause.
+ * Where the router (runtime/router.ts) sends `<serviceId>.<appsDomain>` on Kubernetes: the ready
+ * pods behind the service's Service, read from its EndpointSlices (which carry the Service's
+ * labels, objects.ts), round robin over a keep-alive agent per service, as the local router goes
+ * round its copies. The router sees a pod leave as soon as the EndpointSlice says it is no longer
+ * ready (a replaced pod, at its deletion), without waiting for kube-proxy to sync the Service.
+ * The slices of the runner's namespaces are listed, then watched (k8s.Watch, from the list's
+ * resourceVersion), so `liveRelease` answers from memory: a service with no slice left (its
+ * Service deleted) answers 404. A watch the API server ends is made again; one that fails is
+ * logged and made again from a new list after a pause.
  */
 
 /** Before a failed list or watch is tried again. */
 const RETRY_MS = 2_000;
-/** The Service's port (objects.ts) where none is named `http`. */
-const SERVICE_PORT = 80;
 
-type ServiceObject = Kubernetes.V1Service;
+type SliceObject = Kubernetes.V1EndpointSlice;
+type Target = { host: string; port: number };
 
 /**
- * One Service as the router sees it: its cluster IP, an agent of its own, its requests. A Service
- * deleted or replaced closes its agent once the requests on it are answered.
+ * One service as the router sees it: the ready endpoints of each of its EndpointSlices, an agent
+ * of its own, its requests. A service whose slices are all gone closes its agent once the
+ * requests on it are answered.
  */
 class ServiceRoute implements RoutedRelease {
-  // A connection per request: kube-proxy picks a pod per connection, so a kept one would send
-  // every request of a visitor to one replica (sockets on a Service of one pod cost little).
-  readonly agent = new Agent({ keepAlive: false });
+  readonly agent = new Agent({ keepAlive: true });
+  private readonly slices = new Map<string, Target[]>();
+  private ready: Target[] = [];
+  private next = 0;
   private inflight = 0;
   private retired = false;
 
-  constructor(
-    readonly spec: { serviceId: string; releaseId: string },
-    readonly uid: string,
-    private target: { host: string; port: number } | undefined,
-  ) {}
+  constructor(readonly spec: { serviceId: string; releaseId: string }) {}
 
-  pick() {
-    return this.target;
+  pick(): Target | undefined {
+    if (this.ready.length === 0) return undefined;
+    this.next = (this.next + 1) % this.ready.length;
+    return this.ready[this.next];
   }
 
-  update(target: { host: string; port: number } | undefined) {
-    this.target = target;
+  /** A slice's ready endpoints (`null`: the slice is gone); whether any slice is left. */
+  setSlice(uid: string, targets: Target[] | null): boolean {
+    if (targets) this.slices.set(uid, targets);
+    else this.slices.delete(uid);
+    this.ready = [...this.slices.values()].flat();
+    return this.slices.size > 0;
+  }
+
+  /** The addresses of the ready endpoints requests go to. */
+  hosts(): string[] {
+    return this.ready.map((target) => target.host);
+  }
+
+  hasSlice(uid: string): boolean {
+    return this.slices.has(uid);
+  }
+
+  sliceIds(): string[] {
+    return [...this.slices.keys()];
   }
 
   requestStarted() {
@@ -60,18 +79,19 @@ class ServiceRoute implements RoutedRelease {
   }
 }
 
-/** Where a Service is reached: its cluster IP and its `http` port; none without a cluster IP. */
-function targetOf(service: ServiceObject): { host: string; port: number } | undefined {
-  const host = service.spec?.clusterIP;
-  if (!host || host === 'None') return undefined;
-  const port = service.spec?.ports?.find((p) => p.name === 'http')?.port ?? SERVICE_PORT;
-  return { host, port };
+/** A slice's ready endpoints on its `http` port (the pods' 8080). */
+function readyTargets(slice: SliceObject): Target[] {
+  const port = slice.ports?.find((p) => p.name === 'http')?.port ?? slice.ports?.[0]?.port;
+  if (!port) return [];
+  return (slice.endpoints ?? [])
+    .filter((endpoint) => endpoint.conditions?.ready === true)
+    .flatMap((endpoint) => endpoint.addresses.slice(0, 1).map((host) => ({ host, port })));
 }
 
 export class KubernetesRoutes {
   /** Per service id: its Service's route. */
   private readonly routes = new Map<string, ServiceRoute>();
-  private readonly core: Kubernetes.CoreV1Api;
+  private readonly discovery: Kubernetes.DiscoveryV1Api;
   private resourceVersion = '';
   private stopped = false;
   private watching?: AbortController;
@@ -83,14 +103,18 @@ export class KubernetesRoutes {
     private readonly settings: Pick<KubernetesRunnerSettings, 'appNamespacePrefix'>,
     private readonly logger: Logger,
   ) {
-    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   }
 
-  /** The live release of a service (for createRouter): its Service, or undefined (404). */
+  /** The live release of a service (for createRouter): its ready pods, or undefined (404). */
   readonly liveRelease = (serviceId: string): RoutedRelease | undefined =>
     this.routes.get(serviceId);
 
-  /** Lists the Services (a failure throws), then watches them until stop(). */
+  /** Where a service's requests go now (the ready pods' addresses); undefined: not routed. */
+  readonly routedHosts = (serviceId: string): string[] | undefined =>
+    this.routes.get(serviceId)?.hosts();
+
+  /** Lists the slices (a failure throws), then watches them until stop(). */
   async start(): Promise<void> {
     if (this.loop) throw new Error('KubernetesRoutes started twice');
     await this.relist();
@@ -120,7 +144,7 @@ export class KubernetesRoutes {
         if (this.stopped) break;
         this.logger.warn(
           { err: (err as Error).message },
-          'the watch of the apps’ Services failed: listing them again',
+          'the watch of the apps’ EndpointSlices failed: listing them again',
         );
         this.resourceVersion = '';
         await this.pause(RETRY_MS);
@@ -128,15 +152,17 @@ export class KubernetesRoutes {
     }
   }
 
-  /** Every app Service as it is now: routes added, changed, and gone for Services not listed. */
+  /** Every app slice as it is now: routes added, changed, and gone for slices not listed. */
   private async relist(): Promise<void> {
-    const list = await this.core.listServiceForAllNamespaces({ labelSelector: APP_SELECTOR });
+    const list = await this.discovery.listEndpointSliceForAllNamespaces({
+      labelSelector: APP_SELECTOR,
+    });
     const listed = new Set<string>();
-    for (const service of list.items) {
-      if (this.apply(service)) listed.add(service.metadata!.uid!);
+    for (const slice of list.items) {
+      if (this.apply(slice)) listed.add(slice.metadata!.uid!);
     }
     for (const [serviceId, route] of this.routes) {
-      if (!listed.has(route.uid)) this.remove(serviceId, route.uid);
+      for (const uid of route.sliceIds()) if (!listed.has(uid)) this.remove(serviceId, uid);
     }
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
   }
@@ -146,14 +172,13 @@ export class KubernetesRoutes {
     return new Promise<unknown>((resolve) => {
       new k8s.Watch(this.kc)
         .watch(
-          '/api/v1/services',
+          '/apis/discovery.k8s.io/v1/endpointslices',
           {
             labelSelector: APP_SELECTOR,
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
           },
-          (phase: string, service: ServiceObject & { code?: number }) =>
-            this.onEvent(phase, service),
+          (phase: string, slice: SliceObject & { code?: number }) => this.onEvent(phase, slice),
           (err: unknown) => resolve(err ?? null),
         )
         .then(
@@ -166,42 +191,41 @@ export class KubernetesRoutes {
     });
   }
 
-  private onEvent(phase: string, service: ServiceObject & { code?: number }) {
+  private onEvent(phase: string, slice: SliceObject & { code?: number }) {
     // An expired resourceVersion (410) ends the watch: the next is made from a new list.
     if (phase === 'ERROR') {
-      if (service.code === 410) this.resourceVersion = '';
+      if (slice.code === 410) this.resourceVersion = '';
       return;
     }
-    if (phase === 'ADDED' || phase === 'MODIFIED') this.apply(service);
+    if (phase === 'ADDED' || phase === 'MODIFIED') this.apply(slice);
     if (phase === 'DELETED') {
-      const serviceId = service.metadata?.labels?.[SERVICE_ID_LABEL];
-      if (serviceId) this.remove(serviceId, service.metadata?.uid ?? '');
+      const serviceId = slice.metadata?.labels?.[SERVICE_ID_LABEL];
+      if (serviceId) this.remove(serviceId, slice.metadata?.uid ?? '');
     }
-    this.resourceVersion = service.metadata?.resourceVersion ?? this.resourceVersion;
+    this.resourceVersion = slice.metadata?.resourceVersion ?? this.resourceVersion;
   }
 
-  /** Routes a service to its Service, if it is one of the runner's; whether it was. */
-  private apply(service: ServiceObject): boolean {
-    const { namespace, name, uid, labels } = service.metadata ?? {};
+  /** Takes in a slice of a service's Service, if it is one of the runner's; whether it was. */
+  private apply(slice: SliceObject): boolean {
+    const { namespace, uid, labels } = slice.metadata ?? {};
     const serviceId = labels?.[SERVICE_ID_LABEL];
     if (!serviceId || !uid || !namespace?.startsWith(`${this.settings.appNamespacePrefix}-`)) {
       return false;
     }
-    const current = this.routes.get(serviceId);
-    if (current?.uid === uid) {
-      current.update(targetOf(service));
-      return true;
+    let route = this.routes.get(serviceId);
+    if (!route) {
+      route = new ServiceRoute({ serviceId, releaseId: `${namespace}/${serviceId}` });
+      this.routes.set(serviceId, route);
     }
-    current?.retire();
-    const spec = { serviceId, releaseId: `${namespace}/${name}` };
-    this.routes.set(serviceId, new ServiceRoute(spec, uid, targetOf(service)));
+    route.setSlice(uid, readyTargets(slice));
     return true;
   }
 
-  /** A service's route goes, if it is still that Service's (`uid`). */
+  /** A slice of a service goes; with its last one, the service's route. */
   private remove(serviceId: string, uid: string) {
     const route = this.routes.get(serviceId);
-    if (route?.uid !== uid) return;
+    if (!route?.hasSlice(uid)) return;
+    if (route.setSlice(uid, null)) return;
     route.retire();
     this.routes.delete(serviceId);
   }

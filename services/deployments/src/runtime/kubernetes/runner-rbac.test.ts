@@ -25,7 +25,7 @@ import {
 import { KubernetesReleases } from './releases';
 import { KubernetesRoutes } from './routes';
 import { removeServiceObjects } from './service-removal';
-import { serviceAnswering } from './service-answering';
+import { releaseRouted } from './release-routed';
 import { testRunnerSettings } from './testing';
 
 /**
@@ -307,7 +307,7 @@ fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http
   }, 600_000);
 
   test('the router finds the app’s Service, the app’s log is read, every Service watched', async () => {
-    expect(await serviceAnswering(runner, settings, released, new AbortController().signal)).toBe(
+    expect(await releaseRouted(runner, settings, released, new AbortController().signal)).toBe(
       true,
     );
     const routes = new KubernetesRoutes(runner, settings, testLogger('routes'));
@@ -329,14 +329,16 @@ fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http
     );
     expect(text).toBe('listening\n');
 
-    // KubernetesRoutes lists again when its watch fails: the watch itself, refused or not.
+    // KubernetesRoutes lists again when its watch fails: the watch itself (of EndpointSlices).
     const namespace = appNamespaceOf(settings, projectId);
     const watched = await untilAborted<string>((found, failed) =>
       new k8s.Watch(runner).watch(
-        '/api/v1/services',
+        '/apis/discovery.k8s.io/v1/endpointslices',
         {},
-        (phase: string, service: Kubernetes.V1Service) => {
-          if (service.metadata?.namespace === namespace) found(`${phase} ${service.metadata.name}`);
+        (phase: string, slice: Kubernetes.V1EndpointSlice) => {
+          if (slice.metadata?.namespace === namespace) {
+            found(`${phase} ${slice.metadata.labels?.['kubernetes.io/service-name']}`);
+          }
         },
         (err: unknown) => err && failed(err),
       ),
