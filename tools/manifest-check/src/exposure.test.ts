@@ -6,7 +6,8 @@ import { composeProject, rendered } from './test/rendered';
 
 /**
  * What the platform shows to the network and which secrets it publishes (contracts.md, Trust):
- * the Ingress routes only the API and the dashboard's pages, docker-compose listens on this machine only unless told
+ * the Ingress routes only the API and the dashboard's pages of the platform's host (and the apps'
+ * hosts, which are the apps'), docker-compose listens on this machine only unless told
  * otherwise, and every secret the repository hands out for local use is one the services refuse
  * in production.
  */
@@ -16,19 +17,29 @@ const { EXAMPLE_SECRETS } = require(path.join(REPO_ROOT, 'libs/shared/src/config
 
 const SECRET_NAME = /SECRET|ENCRYPTION_KEY|PASSWORD/;
 
+/** The paths of each host the Ingress serves: the platform's host, then the apps' wildcard. */
 const ingressPaths = (objects: K8sObject[]) =>
-  findObject(objects, 'Ingress', 'gateway').spec.rules.flatMap(
-    (rule: { http: { paths: { path: string }[] } }) => rule.http.paths.map((p) => p.path),
+  findObject(objects, 'Ingress', 'gateway').spec.rules.map(
+    (rule: { host: string; http: { paths: { path: string }[] } }) =>
+      rule.http.paths.map((p) => p.path),
   );
 
 /** The API, and the web dashboard's pages and hashed assets (services/gateway/src/dashboard). */
 const DASHBOARD_AND_API = ['/api', '/', '/sign-in', '/projects', '/assets'];
+/**
+ * Every path of an app's host (`*.<APPS_DOMAIN>`): the gateway forwards such a host to the apps'
+ * router before anything of its own (apps-routing.test.ts checks the host agrees with it).
+ */
+const APP_HOSTS = ['/'];
 
 describe('what reaches the network', () => {
   it.each(['base', 'production'] as const)(
-    'the %s Ingress routes only /api and the dashboard, so /metrics and /readyz stay inside the cluster',
+    'the %s Ingress routes only /api and the dashboard of the platform’s host (so /metrics and /readyz stay inside the cluster there), and every path of the apps’ hosts',
     async (overlay) => {
-      expect(ingressPaths((await rendered(overlay)).objects)).toEqual(DASHBOARD_AND_API);
+      expect(ingressPaths((await rendered(overlay)).objects)).toEqual([
+        DASHBOARD_AND_API,
+        APP_HOSTS,
+      ]);
     },
     CHECKER_BUILD_TIMEOUT_MS,
   );
@@ -37,8 +48,8 @@ describe('what reaches the network', () => {
     'the development Ingress adds only the sign-in page',
     async () => {
       expect(ingressPaths((await rendered('development')).objects)).toEqual([
-        ...DASHBOARD_AND_API,
-        '/dev',
+        [...DASHBOARD_AND_API, '/dev'],
+        APP_HOSTS,
       ]);
     },
     CHECKER_BUILD_TIMEOUT_MS,

@@ -14,6 +14,12 @@ export const SERVICES = {
 export type ServiceName = keyof typeof SERVICES;
 export const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 
+/**
+ * The deployments pods' second port, `router`: the apps' router (its RUNTIME_ROUTER_PORT), where
+ * the gateway's RUNTIME_ROUTER_URL points (apps-routing.test.ts checks they agree).
+ */
+export const APPS_ROUTER_PORT = 4020;
+
 export const DEV_IDP = { port: 4010, config: 'tools/dev-idp/src/config.ts' } as const;
 
 export const NAMESPACE = 'platform';

@@ -1,5 +1,5 @@
 import { CHECKER_BUILD_TIMEOUT_MS, type K8sObject } from './checker';
-import { SERVICES, SERVICE_NAMES, type ServiceName } from './kubernetes';
+import { APPS_ROUTER_PORT, SERVICES, SERVICE_NAMES, type ServiceName } from './kubernetes';
 import { NetworkModel, host, outsidePod, podsOf, type Endpoint } from './network-policy';
 import { OVERLAYS, rendered } from './test/rendered';
 
@@ -86,6 +86,10 @@ describe.each(OVERLAYS)('the NetworkPolicies of the %s overlay', (overlay) => {
 
     it('lets only the gateway and webhooks reach the deployments service', () => {
       expect(reachersOf('deployments', 4003, by())).toEqual(['gateway', 'webhooks']);
+    });
+
+    it('lets only the gateway reach the apps’ router in the deployments pods', () => {
+      expect(reachersOf('deployments', APPS_ROUTER_PORT, by())).toEqual(['gateway']);
     });
 
     it('lets only the gateway reach the webhooks service', () => {

@@ -47,11 +47,12 @@ export class NetworkModel {
 
   /**
    * `ignoreEgress`: judge the receivers' ingress policies alone, as if every sender's egress
-   * were open, so that each side is checked to hold on its own.
+   * were open, so that each side is checked to hold on its own; `ignoreIngress` the senders'
+   * egress alone.
    */
   constructor(
     policies: K8sObject[],
-    private readonly options: { ignoreEgress?: boolean } = {},
+    private readonly options: { ignoreEgress?: boolean; ignoreIngress?: boolean } = {},
   ) {
     this.policies = policies.filter((p) => p.kind === 'NetworkPolicy');
   }
@@ -59,7 +60,7 @@ export class NetworkModel {
   canConnect(from: Endpoint, to: Endpoint, port: number, protocol: Protocol = 'TCP'): boolean {
     return (
       (this.options.ignoreEgress || this.allows('Egress', from, to, to, port, protocol)) &&
-      this.allows('Ingress', to, from, to, port, protocol)
+      (this.options.ignoreIngress || this.allows('Ingress', to, from, to, port, protocol))
     );
   }
 

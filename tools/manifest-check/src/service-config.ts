@@ -8,6 +8,7 @@ import { REPO_ROOT } from './checker';
 interface EnvSchema {
   safeParse(input: unknown): {
     success: boolean;
+    data?: unknown;
     error?: { issues: { path: (string | number)[]; message: string }[] };
   };
 }
@@ -59,4 +60,14 @@ export function configProblems(config: ServiceConfig, env: Record<string, string
   return (result.error?.issues ?? []).map(
     (issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`,
   );
+}
+
+/** The configuration the process would run with (its schema's output, defaults applied). */
+export function parsedConfig<T = Record<string, any>>(
+  config: ServiceConfig,
+  env: Record<string, string>,
+): T {
+  const problems = configProblems(config, env);
+  if (problems.length > 0) throw new Error(`${config.file}: ${problems.join('; ')}`);
+  return config.schema.safeParse(env).data as T;
 }

@@ -1,5 +1,12 @@
 import type { K8sObject } from './checker';
-import { SERVICES, SERVICE_NAMES, findObject, mainContainer, objectsOfKind } from './kubernetes';
+import {
+  APPS_ROUTER_PORT,
+  SERVICES,
+  SERVICE_NAMES,
+  findObject,
+  mainContainer,
+  objectsOfKind,
+} from './kubernetes';
 import { OVERLAYS, useRendered } from './test/rendered';
 
 /** The longest a process takes to shut down after SIGTERM (its Lifecycle time limit). */
@@ -37,10 +44,14 @@ describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
     });
   });
 
-  it('listen on the port each service is documented on', () => {
+  it('listen on the port each service is documented on (deployments also on the apps’ router’s)', () => {
     for (const name of SERVICE_NAMES) {
       const container = mainContainer(findObject(result.objects, 'Deployment', name));
-      expect(container.ports.map((p: any) => p.containerPort)).toEqual([SERVICES[name].port]);
+      const router = name === 'deployments' ? [['router', APPS_ROUTER_PORT]] : [];
+      expect(container.ports.map((p: any) => [p.name, p.containerPort])).toEqual([
+        ['http', SERVICES[name].port],
+        ...router,
+      ]);
     }
   });
 
