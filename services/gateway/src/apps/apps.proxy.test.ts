@@ -177,12 +177,26 @@ describe('tenant apps behind the gateway', () => {
     const before = router().received.length;
 
     const health = await send(gateway().url, 'localhost:8080', '/healthz');
-    const api = await send(gateway().url, 'a.b.localhost', '/api/projects');
+    const api = await send(gateway().url, '127.0.0.1:8080', '/api/projects');
 
     expect(health.status).toBe(200);
     expect(api.status).toBe(401);
     expect(router().received.length).toBe(before);
   });
+
+  it.each([['a.b.localhost'], ['-x.localhost'], ['x_y.localhost:8080']])(
+    'answers 404 for %s, under the apps’ domain but naming no service: neither app nor platform',
+    async (host) => {
+      const before = router().received.length;
+
+      for (const path of ['/metrics', '/readyz', '/api/projects']) {
+        const answer = await send(gateway().url, host, path);
+        expect(answer.status).toBe(404);
+        expect(JSON.parse(answer.body)).toMatchObject({ error: 'NOT_FOUND' });
+      }
+      expect(router().received.length).toBe(before);
+    },
+  );
 });
 
 describe('tenant apps when the router does not answer', () => {

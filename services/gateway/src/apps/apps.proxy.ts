@@ -18,9 +18,11 @@ export interface AppsProxyOptions {
 /** The platform's own cookies: a tenant app never sees them, and cannot set them. */
 const PLATFORM_COOKIES = new Set([SESSION_COOKIE, SECURE_SESSION_COOKIE, CSRF_COOKIE]);
 
+const hostnameOf = (host: string | undefined) => host?.replace(/:\d+$/, '').toLowerCase();
+
 /** The service an app host names (`abc123.localhost:8080` → `abc123`), or null. */
 export function serviceOfAppHost(host: string | undefined, hostSuffix: string): string | null {
-  const hostname = host?.replace(/:\d+$/, '').toLowerCase();
+  const hostname = hostnameOf(host);
   if (!hostname?.endsWith(hostSuffix)) return null;
   const label = hostname.slice(0, -hostSuffix.length);
   return /^[a-z0-9][a-z0-9-]{0,62}$/.test(label) ? label : null;
@@ -109,7 +111,16 @@ export function appsProxy(options: AppsProxyOptions): RequestHandler {
     },
   });
   return (req, res, next) => {
-    if (!serviceOfAppHost(req.headers.host, options.hostSuffix)) return next();
-    void proxy(req, res, next);
+    if (serviceOfAppHost(req.headers.host, options.hostSuffix)) {
+      void proxy(req, res, next);
+      return;
+    }
+    // Under the apps' domain but naming no service (`a.b.<suffix>`, `-x.<suffix>`): nobody's, and
+    // never the platform's own pages (a wildcard Ingress sends every such host here).
+    if (hostnameOf(req.headers.host)?.endsWith(options.hostSuffix)) {
+      res.status(404).json({ error: 'NOT_FOUND', message: 'No app answers at this host.' });
+      return;
+    }
+    next();
   };
 }
