@@ -161,9 +161,9 @@ async function byHand(cluster: Cluster, repository: AppRepository): Promise<numb
 
 main('deploy-latency-kubernetes', 3600, async () => {
   const cluster = await findOrStartCluster();
-  const local = distribution(await throughPlatform('local runtime', {}));
+  const local = distribution(await throughPlatform('local-runtime', {}));
   const kube = distribution(
-    await throughPlatform('Kubernetes', {
+    await throughPlatform('kubernetes', {
       RUNTIME: 'kubernetes',
       KUBECONFIG: cluster.kubeconfigPath,
       KUBE_REGISTRY: cluster.registry,

@@ -8,6 +8,7 @@ import { useHarness, type Harness } from '../test/harness';
 import type { OwnedService } from '../test/projects-stub';
 import { stopSupervisor } from '../runtime/local/testing';
 import { MASK } from './secret-mask';
+import { deployCommit, probe, servedCommit } from '../test/served-app';
 
 // The real pipeline: git fetches from the fixture repository, builds run in the sandbox, apps in
 // the local runtime (a supervisor of this file's), answering through its router.
@@ -17,44 +18,12 @@ const SLOW = 30_000;
 /** npm install from the public registry: seconds, more on a loaded machine. */
 const NPM_INSTALL = 250_000;
 
-/** The commit the app at the service's URL was built from, or the failure. */
-async function servedCommit(service: OwnedService): Promise<string> {
-  const answer = await h.app(service);
-  return answer.status === 200
-    ? (JSON.parse(answer.body) as AppAnswer).commit
-    : `${answer.status} ${answer.body}`;
-}
-
-/** Asks the service's URL in a loop until stop(): every answer, in order. */
-function probe(service: OwnedService) {
-  let running = true;
-  const answers: string[] = [];
-  const loop = (async () => {
-    while (running) answers.push(await servedCommit(service).catch((err: Error) => err.message));
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return answers;
-    },
-  };
-}
-
-/** Triggers `commitHash` on the service and waits until the deployment is in `status`. */
-async function deploy(
+const deploy = (
   harness: Harness,
   service: OwnedService,
   commitHash: string,
   status: DeploymentStatus,
-) {
-  const res = await harness.api.trigger(service, { commitHash });
-  expect(res.status).toBe(201);
-  return {
-    id: res.body.id as string,
-    ...(await harness.waitForStatus(service, res.body.id, status, SLOW)),
-  };
-}
+) => deployCommit(harness, service, commitHash, status, SLOW);
 
 describe('deploying a commit', () => {
   it('fetches, builds and starts the commit: its URL answers with that commit’s content', async () => {
@@ -84,12 +53,12 @@ describe('deploying a commit', () => {
     const { service, id } = await h.newDeployment();
     await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
     const next = await h.appRepository.commit({ greeting: 'second' });
-    const probing = probe(service);
+    const probing = probe(h, service);
 
     const second = await deploy(h, service, next.hash, 'DEPLOYED');
 
     const answers = await probing.stop();
-    expect(await servedCommit(service)).toBe(next.revision);
+    expect(await servedCommit(h, service)).toBe(next.revision);
     // Only the first version, then only the second: no error, no gap.
     const changes = answers.filter((a, i) => i === 0 || a !== answers[i - 1]);
     expect(changes).toEqual([h.firstCommit.revision, next.revision]);
@@ -116,7 +85,7 @@ describe('deploying a commit', () => {
       const { service, id } = await h.newDeployment({}, { healthCheckPath: '/healthz' });
       await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
       const commitHash = await commitOf();
-      const probing = probe(service);
+      const probing = probe(h, service);
 
       const failed = await deploy(h, service, commitHash, 'FAILED');
 
@@ -323,7 +292,7 @@ describe('newest wins', () => {
     const [a, b] = [await h.document(first), await h.document(second)];
     // The newest was claimed only once the first had finished.
     expect(b!.claimedAt!.getTime()).toBeGreaterThanOrEqual(a!.deployedAt!.getTime());
-    expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+    expect(await servedCommit(h, service)).toBe(h.firstCommit.revision);
   });
 });
 

@@ -8,10 +8,9 @@ import type { BuildResult, KubernetesBuilds } from '../runtime/kubernetes/builds
 import type { DeploymentSpec, KubernetesRunnerSettings } from '../runtime/kubernetes/objects';
 import type { KubernetesReleases, Release, RolloutResult } from '../runtime/kubernetes/releases';
 import type { Registry } from '@platform/kube';
-import { fetchCommit } from '../source/fetch-commit';
-import { SourceError } from '../source/source-error';
 import type { SourceSnapshots } from '../source/snapshot';
 import { openSource, secretValuesOf, type OpenedSource } from './deployment-source';
+import { fetchSource } from './fetch-source';
 import { generationOf } from './promotion';
 import type { AppLogs } from '../runtime/app-logs';
 import { followReleaseLog } from './release-log-follower';
@@ -114,24 +113,10 @@ export class KubernetesSteps implements DeploymentSteps {
     source: OpenedSource,
     repository: string,
   ): Promise<StepOutcome> {
-    const { deployment: d, signal } = context;
+    const { deployment: d } = context;
     const { images, settings } = this.options;
-    try {
-      await fetchCommit({
-        repository,
-        branch: source.branch,
-        commitHash: d.commitHash,
-        into: dir,
-        sources: this.options.sources,
-        timeoutMs: this.options.fetchTimeoutMs,
-        onLog: (line) => context.line(line),
-        signal,
-      });
-    } catch (err) {
-      if (err instanceof SourceError) return failed(err.message);
-      throw err;
-    }
-    if (signal.aborted) return failed('The build step was stopped.');
+    const unfetched = await fetchSource(context, { ...source, repository }, dir, this.options);
+    if (unfetched) return failed(unfetched);
     const spec = specOf(d, source);
     let workspace: Buffer;
     if (source.buildCommand) {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { findOrStartCluster, k8s, kubeConfigOf, type Cluster } from '@platform/kube';
-import type { AppAnswer } from '@platform/shared/testing';
 import { waitFor } from '@platform/shared/testing';
 import type { DeploymentStatus } from '../deployments/status';
 import { useHarness, type Harness } from '../test/harness';
 import type { OwnedService } from '../test/projects-stub';
 import { appNamespaceOf } from '../runtime/kubernetes/objects';
+import { deployCommit, probe, servedCommit } from '../test/served-app';
 
 /**
  * The real pipeline with RUNTIME=kubernetes on the local cluster (docs/kubernetes-runner.md): git
@@ -54,26 +54,12 @@ afterAll(async () => {
 const ROLLOUT = 240_000;
 const TEST = 600_000;
 
-async function servedCommit(service: OwnedService): Promise<string> {
-  const answer = await h.app(service);
-  return answer.status === 200
-    ? (JSON.parse(answer.body) as AppAnswer).commit
-    : `${answer.status} ${answer.body}`;
-}
-
-async function deploy(
+const deploy = (
   harness: Harness,
   service: OwnedService,
   commitHash: string,
   status: DeploymentStatus,
-) {
-  const res = await harness.api.trigger(service, { commitHash });
-  expect(res.status).toBe(201);
-  return {
-    id: res.body.id as string,
-    ...(await harness.waitForStatus(service, res.body.id, status, ROLLOUT)),
-  };
-}
+) => deployCommit(harness, service, commitHash, status, ROLLOUT);
 
 /** The build Jobs in the builds' namespace while `during` runs (those there before included). */
 async function jobsCreatedDuring(during: () => Promise<void>): Promise<string[]> {
@@ -132,7 +118,7 @@ describe('the pipeline on Kubernetes', () => {
       const failed = await deploy(h, service, broken.hash, 'FAILED');
 
       expect(failed.logs).toContain('The build command failed with exit code 1.');
-      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+      expect(await servedCommit(h, service)).toBe(h.firstCommit.revision);
     },
     TEST,
   );
@@ -144,7 +130,7 @@ describe('the pipeline on Kubernetes', () => {
       const answers: string[] = [];
       let probing = true;
       const probe = (async () => {
-        while (probing) answers.push(await servedCommit(service).catch((e: Error) => e.message));
+        while (probing) answers.push(await servedCommit(h, service).catch((e: Error) => e.message));
       })();
 
       const failed = await deploy(h, service, sick.hash, 'FAILED');
@@ -155,7 +141,7 @@ describe('the pipeline on Kubernetes', () => {
       expect(failed.logs).toContain(`==> deployment ${firstId} serves again`);
       expect(answers.length).toBeGreaterThan(0);
       expect(new Set(answers)).toEqual(new Set([h.firstCommit.revision]));
-      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+      expect(await servedCommit(h, service)).toBe(h.firstCommit.revision);
     },
     TEST,
   );
@@ -164,16 +150,11 @@ describe('the pipeline on Kubernetes', () => {
     'rolls back to a kept image without building: no Job is created',
     async () => {
       const next = await h.appRepository.commit({ greeting: 'second' });
-      const answers: string[] = [];
-      let probing = true;
-      const probe = (async () => {
-        while (probing) answers.push(await servedCommit(service).catch((e: Error) => e.message));
-      })();
+      const probing = probe(h, service);
       await deploy(h, service, next.hash, 'DEPLOYED');
       // DEPLOYED: the URL serves the new release, and no visitor met an error on the way.
-      expect(await servedCommit(service)).toBe(next.revision);
-      probing = false;
-      await probe;
+      expect(await servedCommit(h, service)).toBe(next.revision);
+      const answers = await probing.stop();
       expect(answers.filter((a) => a !== h.firstCommit.revision && a !== next.revision)).toEqual(
         [],
       );
@@ -189,7 +170,7 @@ describe('the pipeline on Kubernetes', () => {
 
       expect(rollbackId).not.toBe('');
       expect(jobs).not.toContain(`build-${rollbackId}`);
-      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+      expect(await servedCommit(h, service)).toBe(h.firstCommit.revision);
     },
     TEST,
   );
@@ -221,7 +202,7 @@ describe('the pipeline on Kubernetes', () => {
           ),
         { timeoutMs: 60_000, what: 'the Job to be deleted' },
       );
-      expect(await servedCommit(service)).toBe(h.firstCommit.revision);
+      expect(await servedCommit(h, service)).toBe(h.firstCommit.revision);
     },
     TEST,
   );
@@ -238,7 +219,7 @@ describe('the pipeline on Kubernetes', () => {
       await h.waitForStatus(service, second.body.id as string, 'DEPLOYED', ROLLOUT);
       const olderNow = await h.api.get(service, first.body.id as string);
       expect(olderNow.body.status).toBe('CANCELLED');
-      expect(await servedCommit(service)).toBe(newer.revision);
+      expect(await servedCommit(h, service)).toBe(newer.revision);
     },
     TEST,
   );
@@ -303,7 +284,7 @@ describe('the pipeline on Kubernetes', () => {
       expect(after.every((p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) === 0)).toBe(
         true,
       );
-      expect(await servedCommit(service)).toBe(slowStart.revision);
+      expect(await servedCommit(h, service)).toBe(slowStart.revision);
     },
     TEST,
   );

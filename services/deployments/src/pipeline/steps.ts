@@ -3,10 +3,9 @@ import type { BuildDirectory, BuildRef, BuildStore } from '../builds/build-store
 import type { Deployment } from '../deployments/deployments.repository';
 import type { ReleaseSpec, RuntimeClient } from '../runtime/local/client';
 import type { Sandbox, SandboxLimits } from '../sandbox/sandbox';
-import { fetchCommit } from '../source/fetch-commit';
-import { SourceError } from '../source/source-error';
 import type { SourceSnapshots } from '../source/snapshot';
 import { buildFailure, diskFull } from './build-failure';
+import { fetchSource } from './fetch-source';
 import { followReleaseLog } from './release-log-follower';
 import { promoteNewestWins } from './promotion';
 import { environmentOf, openSource, secretValuesOf, type OpenedSource } from './deployment-source';
@@ -126,22 +125,8 @@ export class LocalSteps implements DeploymentSteps {
   ): Promise<StepOutcome> {
     const { deployment: d, signal } = context;
     const { builds, buildLimits } = this.options;
-    try {
-      await fetchCommit({
-        repository: source.repository,
-        branch: source.branch,
-        commitHash: d.commitHash,
-        into: workspace,
-        sources: this.options.sources,
-        timeoutMs: this.options.fetchTimeoutMs,
-        onLog: (line) => context.line(line),
-        signal,
-      });
-    } catch (err) {
-      if (err instanceof SourceError) return failed(err.message);
-      throw err;
-    }
-    if (signal.aborted) return failed('The build step was stopped.');
+    const unfetched = await fetchSource(context, source, workspace, this.options);
+    if (unfetched) return failed(unfetched);
 
     if (source.buildCommand) {
       context.line(`==> running the build command: ${source.buildCommand}`);

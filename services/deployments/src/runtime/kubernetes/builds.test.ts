@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { findOrStartCluster, k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import { buildJobName, pushBuildContext } from './build-job';
 import { KubernetesBuilds, type BuildResult } from './builds';
 import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
-import { testRunnerSettings } from './testing';
+import { fixtureCheckout, testRunnerSettings } from './testing';
 
 /**
  * BUILDING on a real cluster (scripts/infra kube, or the one KUBECONFIG names): the checkout goes
@@ -52,13 +50,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
   beforeAll(async () => {
     cluster = await findOrStartCluster();
     settings = testRunnerSettings(cluster, { app: { healthCheckTimeoutSeconds: 15 } });
-    checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
-    writeFileSync(
-      path.join(checkout, 'package.json'),
-      JSON.stringify({ name: 'fixture', version: '1.0.0', scripts: { build: 'node build.js' } }),
-    );
-    writeFileSync(
-      path.join(checkout, 'build.js'),
+    checkout = fixtureCheckout(
       `require('node:fs').writeFileSync('out.txt', 'built ' + process.env.PLATFORM_DEPLOYMENT_ID + ' as ' + process.getuid());`,
     );
   }, 50 * 60_000);

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import {
@@ -26,7 +25,7 @@ import { KubernetesReleases } from './releases';
 import { KubernetesRoutes } from './routes';
 import { removeServiceObjects } from './service-removal';
 import { releaseRouted } from './release-routed';
-import { testRunnerSettings } from './testing';
+import { fixtureCheckout, testRunnerSettings } from './testing';
 
 /**
  * The deployments service's rights in k8s/ (k8s/base/deployments-runner.yaml, as the production
@@ -241,13 +240,7 @@ describe('the deployments service’s rights in k8s/, on a real cluster', () => 
       what: 'the admission policy to refuse writes outside the runner’s namespaces',
     });
 
-    checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
-    writeFileSync(
-      path.join(checkout, 'package.json'),
-      JSON.stringify({ name: 'fixture', version: '1.0.0', scripts: { build: 'node build.js' } }),
-    );
-    writeFileSync(
-      path.join(checkout, 'build.js'),
+    checkout = fixtureCheckout(
       `const fs = require('node:fs');
 fs.mkdirSync('dist');
 fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http').createServer((q, r) => r.end('ok')).listen(process.env.PORT);");`,

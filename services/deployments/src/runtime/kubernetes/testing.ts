@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
@@ -82,4 +85,15 @@ export async function deleteProjectNamespace(
     .makeApiClient(k8s.CoreV1Api)
     .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
     .catch(() => undefined);
+}
+
+/** A checkout of a fixture whose `npm run build` is `node build.js` with this source. */
+export function fixtureCheckout(buildJs: string): string {
+  const checkout = mkdtempSync(path.join(os.tmpdir(), 'checkout-'));
+  writeFileSync(
+    path.join(checkout, 'package.json'),
+    JSON.stringify({ name: 'fixture', version: '1.0.0', scripts: { build: 'node build.js' } }),
+  );
+  writeFileSync(path.join(checkout, 'build.js'), buildJs);
+  return checkout;
 }
