@@ -29,9 +29,9 @@ import {
   runnerSettingsOf,
 } from '@platform/deployments/dist/runtime/kubernetes/runner.env';
 import { answering } from './lib/app';
-import { waitForServiceUrl } from './lib/client';
 import { intEnv } from './lib/env';
 import { startFixtureStack } from './lib/fixture-stack';
+import { timedDeploy } from './lib/timed-deploy';
 import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
 import { main } from './lib/stack';
@@ -51,21 +51,10 @@ async function throughPlatform(label: string, env: Record<string, string>): Prom
     const times: number[] = [];
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
       const commit = await repository.commit({ greeting: `version ${i}` });
-      const started = performance.now();
-      const created = await owner.client.expect(201, 'POST', `${servicePath}/deployments`, {
-        commitHash: commit.hash,
+      const elapsed = await timedDeploy(owner.client, servicePath, commit, {
+        pollMs: POLL_MS,
+        deadlineMs: ANSWER_DEADLINE_MS,
       });
-      const url = await waitForServiceUrl(owner.client, servicePath, POLL_MS);
-      await answering(url, commit.revision, Date.now() + ANSWER_DEADLINE_MS);
-      const elapsed = performance.now() - started;
-      const deployment = await owner.client.expect(
-        200,
-        'GET',
-        `${servicePath}/deployments/${created.id}?wait=30`,
-      );
-      if (deployment.status !== 'DEPLOYED') {
-        throw new Error(`deployment ${created.id} is ${deployment.status}:\n${deployment.logs}`);
-      }
       if (i >= WARMUP) times.push(elapsed);
       say(`${label} ${i + 1}${i < WARMUP ? ' (warm-up)' : ''}: ${ms(elapsed)} ms`);
     }

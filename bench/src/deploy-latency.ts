@@ -14,11 +14,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { FIXTURE_APP, freePort } from '@platform/shared/testing';
 import { answering } from './lib/app';
-import { waitForServiceUrl } from './lib/client';
 import { intEnv } from './lib/env';
 import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
 import { startFixtureStack } from './lib/fixture-stack';
+import { timedDeploy } from './lib/timed-deploy';
 import { main } from './lib/stack';
 import { distribution } from './lib/stats';
 
@@ -58,22 +58,10 @@ main('deploy-latency', 900, async () => {
     const manual: number[] = [];
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
       const commit = await repository.commit({ greeting: `version ${i}` });
-      const started = performance.now();
-      const created = await owner.client.expect(201, 'POST', `${servicePath}/deployments`, {
-        commitHash: commit.hash,
+      const elapsed = await timedDeploy(owner.client, servicePath, commit, {
+        pollMs: POLL_MS,
+        deadlineMs: 60_000,
       });
-      const url = await waitForServiceUrl(owner.client, servicePath, POLL_MS);
-      await answering(url, commit.revision, Date.now() + 60_000);
-      const elapsed = performance.now() - started;
-      const deployment = await owner.client.expect(
-        200,
-        'GET',
-        // The URL answers as soon as it is switched; DEPLOYED is recorded right after.
-        `${servicePath}/deployments/${created.id}?wait=30`,
-      );
-      if (deployment.status !== 'DEPLOYED') {
-        throw new Error(`deployment ${created.id} is ${deployment.status}:\n${deployment.logs}`);
-      }
       const hand = await byHand(repository.url, commit.hash, commit.revision);
       if (i >= WARMUP) {
         platform.push(elapsed);
