@@ -6,6 +6,7 @@ module.exports = {
     '<rootDir>/libs/*',
     '<rootDir>/services/*',
     '<rootDir>/tools/*',
+    '<rootDir>/apps/*',
     '<rootDir>/e2e',
     '<rootDir>/conformance',
   ],

@@ -4,9 +4,9 @@
 # On a fresh machine it installs what is missing (npm packages; Redis, Kafka and FerretDB through
 # scripts/infra, cached under ~/.cache/platform-dev), starts those servers on 127.0.0.1 unless
 # MONGO_URL, KAFKA_BROKERS and REDIS_URL are given, and the local Kubernetes cluster unless
-# KUBECONFIG is given, type-checks and lints, then runs every jest
-# project: libs/shared, each service, tools, the manifests, and the end-to-end suite against
-# the whole stack. It ends with one line `tests: N passed, N failed, N skipped`. Tests are never
+# KUBECONFIG is given, type-checks and lints, then runs every jest project: libs/shared, each
+# service, tools, the dashboard's logic, the manifests, and the end-to-end suite against the
+# whole stack. It ends with one line `tests: N passed, N failed, N skipped`. Tests are never
 # retried unless JEST_RETRY_TIMES=n is set; then the summary names every retried test.
 #
 # Extra arguments go to jest, e.g. `npm test -- services/projects`.

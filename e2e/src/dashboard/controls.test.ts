@@ -1,29 +1,18 @@
 /// <reference lib="dom" />
 import { useAppRepository, useRunning } from '@platform/shared/testing';
-import type { Page } from 'playwright-core';
 import { baseUrl } from '../support/client';
 import { startReceiver, verifyStandardWebhook } from '../support/receiver';
 import { dashboardPage, dashboardUrl, useBrowser } from './browser';
-import { UI_TIMEOUT, expectAccessible, signIn, slowBuildService, waitForStatus } from './flows';
+import {
+  UI_TIMEOUT,
+  expectAccessible,
+  fieldError,
+  signIn,
+  slowBuildService,
+  waitForStatus,
+} from './flows';
 
 const failedToLoad = /Failed to load resource: the server responded with a status of 400/;
-
-/** The field's error text (the element its aria-describedby names first). */
-async function fieldError(page: Page, label: string): Promise<string | null> {
-  const field = page.getByLabel(label, { exact: true });
-  await page.waitForFunction(
-    (name) =>
-      Array.from(document.querySelectorAll('label')).some(
-        (l) =>
-          l.textContent === name &&
-          document.getElementById(l.htmlFor)?.getAttribute('aria-invalid') === 'true',
-      ),
-    label,
-    { timeout: UI_TIMEOUT },
-  );
-  const describedBy = (await field.getAttribute('aria-describedby'))!.split(' ');
-  return page.locator(`[id="${describedBy[0]}"]`).textContent();
-}
 
 /** The controls the main flow does not use: each one changes what the API holds. */
 describe('the dashboard’s other controls', () => {

@@ -27,6 +27,26 @@ export async function expectAccessible(page: Page, heading: string | RegExp): Pr
   expect(await seriousViolations(page)).toEqual([]);
 }
 
+/**
+ * The error text of the field labelled `label` (the element its aria-describedby names first),
+ * once the field is marked invalid.
+ */
+export async function fieldError(page: Page, label: string): Promise<string | null> {
+  const field = page.getByLabel(label, { exact: true });
+  await page.waitForFunction(
+    (name) =>
+      Array.from(document.querySelectorAll('label')).some(
+        (l) =>
+          l.textContent === name &&
+          document.getElementById(l.htmlFor)?.getAttribute('aria-invalid') === 'true',
+      ),
+    label,
+    { timeout: UI_TIMEOUT },
+  );
+  const describedBy = (await field.getAttribute('aria-describedby'))!.split(' ');
+  return page.locator(`[id="${describedBy[0]}"]`).textContent();
+}
+
 /** Waits until the deployment page shows `status` (the badge beside "Status"). */
 export async function waitForStatus(page: Page, status: string, timeout = DEPLOY_TIMEOUT) {
   await page.locator('#deployment-status').getByText(status, { exact: true }).waitFor({ timeout });

@@ -9,6 +9,7 @@ export interface SourceForm {
   buildCommand: string;
   startCommand: string;
   healthCheckPath: string;
+  replicas: string;
 }
 
 export const emptySource: SourceForm = {
@@ -19,6 +20,7 @@ export const emptySource: SourceForm = {
   buildCommand: '',
   startCommand: '',
   healthCheckPath: '',
+  replicas: '',
 };
 
 export const sourceFormOf = (service: Schemas['Service']): SourceForm => ({
@@ -29,11 +31,40 @@ export const sourceFormOf = (service: Schemas['Service']): SourceForm => ({
   buildCommand: service.buildCommand ?? '',
   startCommand: service.startCommand ?? '',
   healthCheckPath: service.healthCheckPath ?? '',
+  replicas: String(service.replicas),
 });
 
-/** The body of a create or update: an empty field is null (unset), the name as typed. */
+/** How many copies of a service's live deployment serve it (contracts.md "Services"). */
+export const REPLICAS_MIN = 1;
+export const REPLICAS_MAX = 10;
+
+/** A number as a person writes one: `3`, `+3`, `3.0`; not `1e1`, `0x5`, `Infinity`, `３`. */
+const DECIMAL = /^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$/;
+
+/**
+ * What the API would refuse in the form, per field, in the API's own words, said before anything
+ * is sent: `replicas` must be a whole number from 1 to 10 (empty: the default, 1). Empty when
+ * the form may be sent.
+ */
+export function sourceProblems(form: SourceForm): Record<string, string> {
+  const replicas = form.replicas.trim();
+  if (replicas === '') return {};
+  const count = Number(replicas);
+  if (!DECIMAL.test(replicas) || !Number.isInteger(count)) {
+    return { replicas: 'must be a whole number' };
+  }
+  if (count < REPLICAS_MIN) return { replicas: `must be at least ${REPLICAS_MIN}` };
+  if (count > REPLICAS_MAX) return { replicas: `must be at most ${REPLICAS_MAX}` };
+  return {};
+}
+
+/**
+ * The body of a create or update: an empty field is null (unset, or back to its default), the
+ * name as typed, `replicas` a number. Send it only when sourceProblems finds none.
+ */
 export function sourceBody(form: SourceForm) {
   const orNull = (value: string) => (value.trim() === '' ? null : value);
+  const replicas = orNull(form.replicas);
   return {
     name: form.name,
     repository: orNull(form.repository),
@@ -42,5 +73,8 @@ export function sourceBody(form: SourceForm) {
     buildCommand: orNull(form.buildCommand),
     startCommand: orNull(form.startCommand),
     healthCheckPath: orNull(form.healthCheckPath),
+    replicas: replicas === null ? null : Number(replicas),
   };
 }
+
+export type SourceBody = ReturnType<typeof sourceBody>;

@@ -1,13 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { useParams } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
 import { Breadcrumbs } from '../components/Breadcrumbs';
 import { ErrorNotice } from '../components/ErrorView';
 import { Loaded } from '../components/Loaded';
-import { SourceFields } from '../components/SourceFields';
-import { formOf, useTitle } from '../lib/forms';
-import { sourceBody, sourceFormOf } from '../lib/service-form';
+import { SourceFields, useSourceForm } from '../components/SourceFields';
+import { useTitle } from '../lib/forms';
+import { sourceFormOf, type SourceBody } from '../lib/service-form';
 import { DeploymentsSection } from './DeploymentsSection';
 import { VariablesSection } from './VariablesSection';
 import type { ServiceParams } from './service-params';
@@ -58,13 +57,12 @@ function ServiceSettings({
   service: Schemas['Service'];
 }) {
   const queryClient = useQueryClient();
-  const [form, setForm] = useState(() => sourceFormOf(service));
   const save = useMutation({
-    mutationFn: () =>
+    mutationFn: (body: SourceBody) =>
       call(
         api.PATCH('/api/projects/{projectId}/services/{serviceId}', {
           params: { path: params },
-          body: sourceBody(form),
+          body,
         }),
       ),
     onSuccess: (saved) => {
@@ -72,14 +70,14 @@ function ServiceSettings({
       void queryClient.invalidateQueries({ queryKey: ['services', params.projectId] });
     },
   });
-  const { fields, rest, submit } = formOf(save, () => save.mutate(), 'name');
+  const { form, setForm, errors, rest, submit } = useSourceForm(() => sourceFormOf(service), save);
   return (
     <details className="panel">
       <summary>
         <h2>Settings</h2>
       </summary>
       <form onSubmit={submit} aria-label="Service settings">
-        <SourceFields form={form} errors={fields} onChange={setForm} />
+        <SourceFields form={form} errors={errors} onChange={setForm} />
         <button type="submit" disabled={save.isPending}>
           Save settings
         </button>

@@ -1,13 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, call, type Schemas } from '../api/client';
 import { ErrorNotice } from '../components/ErrorView';
 import { ListPanel } from '../components/ListPanel';
-import { SourceFields } from '../components/SourceFields';
+import { SourceFields, useSourceForm } from '../components/SourceFields';
 import { StatusBadge } from '../components/Status';
-import { formOf } from '../lib/forms';
-import { emptySource, sourceBody } from '../lib/service-form';
+import { emptySource, type SourceBody } from '../lib/service-form';
 
 export const servicesQuery = (projectId: string) => ({
   queryKey: ['services', projectId],
@@ -64,26 +62,22 @@ function ServiceRow({ service }: { service: Schemas['Service'] }) {
 function CreateService({ projectId }: { projectId: string }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
-  const [form, setForm] = useState(emptySource);
   const create = useMutation({
-    mutationFn: () =>
+    mutationFn: (body: SourceBody) =>
       call(
-        api.POST('/api/projects/{projectId}/services', {
-          params: { path: { projectId } },
-          body: sourceBody(form),
-        }),
+        api.POST('/api/projects/{projectId}/services', { params: { path: { projectId } }, body }),
       ),
     onSuccess: (service) => {
       void queryClient.invalidateQueries({ queryKey: ['services', projectId] });
       navigate(`/projects/${projectId}/services/${service.id}`);
     },
   });
-  const { fields, rest, submit } = formOf(create, () => create.mutate(), 'name');
+  const { form, setForm, errors, rest, submit } = useSourceForm(emptySource, create);
   return (
     <details className="create">
       <summary>New service</summary>
       <form onSubmit={submit} aria-label="New service">
-        <SourceFields form={form} errors={fields} onChange={setForm} />
+        <SourceFields form={form} errors={errors} onChange={setForm} />
         <button type="submit" className="primary" disabled={create.isPending}>
           Create service
         </button>
