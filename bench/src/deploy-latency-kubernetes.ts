@@ -148,6 +148,15 @@ async function byHand(cluster: Cluster, repository: AppRepository): Promise<numb
   }
 }
 
+/** The namespaces the platform made (its apps, its builds): they outlive its stack. */
+async function deleteNamespaces(cluster: Cluster, prefix: string): Promise<void> {
+  const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
+  for (const ns of (await core.listNamespace()).items) {
+    const name = ns.metadata!.name!;
+    if (name.startsWith(prefix)) await core.deleteNamespace({ name });
+  }
+}
+
 main('deploy-latency-kubernetes', 3600, async () => {
   const cluster = await findOrStartCluster();
   const local = distribution(await throughPlatform('local-runtime', {}));
@@ -161,7 +170,7 @@ main('deploy-latency-kubernetes', 3600, async () => {
       KUBE_APP_NAMESPACE_PREFIX: 'bench-apps',
       KUBE_BUILD_NAMESPACE: 'bench-builds',
       HEALTH_CHECK_TIMEOUT: '180s',
-    }),
+    }).finally(() => deleteNamespaces(cluster, 'bench-')),
   );
   const repository = await createAppRepository();
   let hand;

@@ -16,8 +16,8 @@ export const sampleRunnerSettings: KubernetesRunnerSettings = {
   baseImage: 'node:20-bookworm-slim',
   buildkitImage: 'moby/buildkit:v0.27.1-rootless',
   gitImage: 'alpine/git:v2.47.2',
-  build: { cpu: '1', memory: '2Gi', timeoutSeconds: 600 },
-  app: { cpu: '500m', memory: '512Mi', healthCheckTimeoutSeconds: 60 },
+  build: { cpu: '1', cpuRequest: '250m', memory: '2Gi', timeoutSeconds: 600 },
+  app: { cpu: '500m', cpuRequest: '50m', memory: '512Mi', healthCheckTimeoutSeconds: 60 },
 };
 
 /** A deployment of a service with every setting, `overrides` over it. */

@@ -83,7 +83,7 @@ export function buildJobObjects(
     'platform.dev/deployment-id': spec.deploymentId,
   };
   const workdir = path.posix.join(WORKSPACE, spec.rootDirectory);
-  const { cpu, memory, timeoutSeconds } = settings.build;
+  const { cpu, cpuRequest, memory, timeoutSeconds } = settings.build;
   return {
     secret: {
       apiVersion: 'v1',
@@ -121,7 +121,7 @@ export function buildJobObjects(
                   ([envName, value]) => ({ name: envName, value }),
                 ),
                 envFrom: [{ secretRef: { name } }],
-                resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+                resources: { requests: { cpu: cpuRequest, memory }, limits: { cpu, memory } },
                 securityContext: RESTRICTED_CONTAINER,
               },
             ],

@@ -70,8 +70,13 @@ export interface KubernetesRunnerSettings {
   gitImage: string;
   /** The RuntimeClass of builds' and apps' pods (gVisor in production); none: the default. */
   runtimeClassName?: string;
-  build: { cpu: string; memory: string; timeoutSeconds: number };
-  app: { cpu: string; memory: string; healthCheckTimeoutSeconds: number };
+  /**
+   * A build's and an app's CPU limit (`cpu`) and what the scheduler reserves for it
+   * (`cpuRequest`, a fraction: most apps idle, and a request of a whole core would fit a
+   * handful per node); their memory is reserved as it is limited.
+   */
+  build: { cpu: string; cpuRequest: string; memory: string; timeoutSeconds: number };
+  app: { cpu: string; cpuRequest: string; memory: string; healthCheckTimeoutSeconds: number };
 }
 
 /** What one deployment is: the snapshot taken at trigger, secrets opened for the run. */
@@ -274,7 +279,7 @@ export function buildObjects(
                   { name: 'buildkit', mountPath: '/home/user/.local/share/buildkit' },
                 ],
                 resources: {
-                  requests: { cpu: settings.build.cpu, memory: settings.build.memory },
+                  requests: { cpu: settings.build.cpuRequest, memory: settings.build.memory },
                   limits: { cpu: settings.build.cpu, memory: settings.build.memory },
                 },
                 // Rootless BuildKit needs its own user namespace: no seccomp or AppArmor filter.
@@ -382,7 +387,7 @@ export function releaseObjects(
                 // later): only then does it get SIGTERM, so no visitor meets a closed port.
                 lifecycle: { preStop: { sleep: { seconds: PRE_STOP_SECONDS } } },
                 resources: {
-                  requests: { cpu: settings.app.cpu, memory: settings.app.memory },
+                  requests: { cpu: settings.app.cpuRequest, memory: settings.app.memory },
                   limits: { cpu: settings.app.cpu, memory: settings.app.memory },
                 },
                 securityContext: RESTRICTED_CONTAINER,

@@ -60,6 +60,12 @@ export const kubernetesRunnerEnv = z.object({
   KUBE_PROJECT_PODS: z.coerce.number().int().positive().default(30),
   /** The Ingress of a service names `<serviceId>.<APPS_DOMAIN>` (the gateway's APPS_HOST_SUFFIX). */
   APPS_DOMAIN: z.string().min(1).default('localhost'),
+  /**
+   * The CPU the scheduler reserves for an app's pod and a build's (their limits are
+   * RUNTIME_APP_CPUS and BUILD_CPUS): a fraction, so that a node holds more than a few.
+   */
+  KUBE_APP_CPU_REQUEST: z.string().min(1).default('50m'),
+  KUBE_BUILD_CPU_REQUEST: z.string().min(1).default('250m'),
   /** How long a build Job may run (its activeDeadlineSeconds). */
   KUBE_BUILD_TIMEOUT: durationEnv('10m', { min: '1s' }),
 });
@@ -104,11 +110,13 @@ export function runnerSettingsOf(
     ...(env.KUBE_RUNTIME_CLASS && { runtimeClassName: env.KUBE_RUNTIME_CLASS }),
     build: {
       cpu: cpuQuantity(env.BUILD_CPUS),
+      cpuRequest: env.KUBE_BUILD_CPU_REQUEST,
       memory: memoryQuantity(env.BUILD_MEMORY_BYTES),
       timeoutSeconds: Math.ceil(env.KUBE_BUILD_TIMEOUT / 1000),
     },
     app: {
       cpu: cpuQuantity(env.RUNTIME_APP_CPUS),
+      cpuRequest: env.KUBE_APP_CPU_REQUEST,
       memory: memoryQuantity(env.RUNTIME_APP_MEMORY_BYTES),
       healthCheckTimeoutSeconds: Math.ceil(env.HEALTH_CHECK_TIMEOUT / 1000),
     },

@@ -148,7 +148,7 @@ export function projectNamespaceObjects(
           {
             type: 'Container',
             default: { cpu: settings.app.cpu, memory: settings.app.memory },
-            defaultRequest: { cpu: settings.app.cpu, memory: settings.app.memory },
+            defaultRequest: { cpu: settings.app.cpuRequest, memory: settings.app.memory },
             max: { cpu, memory },
           },
         ],

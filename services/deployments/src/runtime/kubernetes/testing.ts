@@ -35,8 +35,14 @@ export function testRunnerSettings(
     baseImage: cluster.nodeImage,
     buildkitImage: 'unused',
     gitImage: 'unused',
-    build: { cpu: '1', memory: '512Mi', timeoutSeconds: 600 },
-    app: { cpu: '200m', memory: '128Mi', healthCheckTimeoutSeconds: 300, ...overrides.app },
+    build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', timeoutSeconds: 600 },
+    app: {
+      cpu: '200m',
+      cpuRequest: '50m',
+      memory: '128Mi',
+      healthCheckTimeoutSeconds: 300,
+      ...overrides.app,
+    },
   };
 }
 
