@@ -28,7 +28,7 @@ import {
   kubernetesRunnerEnv,
   runnerSettingsOf,
 } from '@platform/deployments/dist/runtime/kubernetes/runner.env';
-import { answering } from './lib/app';
+import { answering, getDirect } from './lib/app';
 import { intEnv } from './lib/env';
 import { startFixtureStack } from './lib/fixture-stack';
 import { timedDeploy } from './lib/timed-deploy';
@@ -131,6 +131,7 @@ async function byHand(cluster: Cluster, repository: AppRepository): Promise<numb
           `http://${service.spec?.clusterIP}/`,
           commit.revision,
           Date.now() + ANSWER_DEADLINE_MS,
+          getDirect,
         );
       } finally {
         await rm(dir, { recursive: true, force: true });
