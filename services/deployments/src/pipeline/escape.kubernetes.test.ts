@@ -14,6 +14,9 @@ import {
 } from '../test/escape-probes';
 import { useKubernetesHarness } from '../test/kubernetes-harness';
 import type { OwnedService } from '../test/projects-stub';
+import { literalCommand } from '../runtime/kubernetes/build-job';
+import { buildContainerCommand } from '../runtime/kubernetes/build-output';
+import { RESTRICTED_CONTAINER } from '../runtime/kubernetes/objects';
 
 /**
  * The escape suite (escape.test.ts, issue 21) on the Kubernetes runner (issue 22): the same
@@ -174,6 +177,94 @@ describe('escaping a build Job and an app pod', () => {
       expectNoWayIn(appLogs, targets);
       expect(appLogs).toContain(`bind ${bind} EADDRNOTAVAIL`);
       await hostGets(other.svc);
+    },
+    TEST,
+  );
+});
+
+describe('a variable is a value, never a part of the pod', () => {
+  /** Values that would change a command, a YAML document or an env file were they pasted in. */
+  const INJECTIONS = {
+    INJECT_NEWLINES: 'first\nsecurityContext: {privileged: true}\n---\nkind: Pod\n',
+    INJECT_SUBSTITUTION: '$(touch /tmp/pwned)`touch /tmp/pwned`${HOME}$$ $(PLATFORM_SERVICE_ID)',
+    INJECT_QUOTES: `it's "quoted" \\'; touch /tmp/pwned; echo '`,
+    INJECT_DASHES: '--privileged=true -e LD_PRELOAD=/tmp/x.so',
+  };
+  /** Prints the variables as the process sees them, and whether anything ran that should not. */
+  const SHOW = `console.log('variables ' + JSON.stringify(Object.fromEntries(${JSON.stringify(
+    Object.keys(INJECTIONS),
+  )}.map((name) => [name, process.env[name]])))); console.log('pwned ' + require('fs').existsSync('/tmp/pwned'));`;
+  /**
+   * `$(NAME)` and `$$` are the shell's in a build command, as in the local runtime: Kubernetes
+   * must not expand them in the container's command first (with a variable's value in it).
+   */
+  const BUILD =
+    'echo "pid $$"; echo "substituted [$(INJECT_SUBSTITUTION)]"; node show.js && node build.js';
+  const expected = `variables ${JSON.stringify(INJECTIONS)}`;
+
+  it(
+    'arrives in the build and the app as written, and the pods are made as for any other deployment',
+    async () => {
+      const commit = await h.appRepository.commit({ files: { 'show.js': SHOW } });
+      const { service, id } = await h.newDeployment(
+        { commitHash: commit.hash },
+        {
+          buildCommand: BUILD,
+          startCommand: 'node show.js && node server.js',
+          variables: Object.entries(INJECTIONS).map(([name, value]) => ({ name, value })),
+        },
+      );
+
+      const { logs } = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+      const appLogs = await k.appLogOnce(service, id, 'pwned ', ROLLOUT);
+
+      expect(logs).toContain(`\n${expected}\n`);
+      expect(logs).toContain('\npwned false\n');
+      expect(logs).toMatch(/^pid \d+$/m);
+      expect(logs).toMatch(/^substituted \[\]$/m);
+      expect(appLogs).toContain(`${expected}\n`);
+      expect(appLogs).toContain('pwned false\n');
+
+      const build = (await k.buildPodOf(id))!.spec!;
+      expect(build.containers).toHaveLength(1);
+      expect(build.automountServiceAccountToken).toBe(false);
+      expect(build.securityContext).toEqual({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      const builder = build.containers[0]!;
+      expect(builder.securityContext).toEqual(RESTRICTED_CONTAINER);
+      expect(builder.command).toEqual(literalCommand(buildContainerCommand(BUILD)));
+      expect(builder.args).toBeUndefined();
+      expect(builder.env?.map((e) => e.name).sort()).toEqual([
+        'HOME',
+        'PLATFORM_COMMIT_HASH',
+        'PLATFORM_DEPLOYMENT_ID',
+        'PLATFORM_PROJECT_ID',
+        'PLATFORM_SERVICE_ID',
+      ]);
+      expect(builder.envFrom).toEqual([{ secretRef: { name: `build-${id}` } }]);
+
+      const [pod] = await k.podsOf(service, id);
+      const app = pod!.spec!;
+      expect(app.containers).toHaveLength(1);
+      expect(app.automountServiceAccountToken).toBe(false);
+      expect(app.securityContext).toEqual({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      const runner = app.containers[0]!;
+      expect(runner.securityContext).toEqual(RESTRICTED_CONTAINER);
+      expect(runner.command).toBeUndefined();
+      expect(runner.args).toBeUndefined();
+      expect(runner.env?.map((e) => e.name).sort()).toEqual([
+        'PLATFORM_COMMIT_HASH',
+        'PLATFORM_DEPLOYMENT_ID',
+        'PLATFORM_PROJECT_ID',
+        'PLATFORM_SERVICE_ID',
+        'PORT',
+      ]);
+      expect(runner.envFrom).toEqual([{ secretRef: { name: `env-${id}` } }]);
     },
     TEST,
   );
