@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { k8s, kubeConfigOf } from '@platform/kube';
+import { k8s, kubeConfigOf, type Kubernetes } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import { startTestHosts, type TestHosts } from '../test/test-hosts';
 import {
@@ -72,6 +72,30 @@ function hostFiles(): string[] {
   ];
 }
 
+/**
+ * Deploys probe.js as the build command or the app's start command (or both), told what to try;
+ * what each printed (the build's log, the app pod's).
+ */
+async function probedFrom(
+  sides: { build?: boolean; app?: boolean },
+  what: Parameters<typeof probeVariables>[0],
+): Promise<{ build: string; app: string }> {
+  const commit = await withProbe(h.appRepository);
+  const { service, id } = await h.newDeployment(
+    { commitHash: commit.hash },
+    {
+      ...(sides.build && { buildCommand: 'node probe.js && node build.js' }),
+      ...(sides.app && { startCommand: 'node probe.js && node server.js' }),
+      variables: probeVariables(what),
+    },
+  );
+  const { logs } = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+  return {
+    build: logs,
+    app: sides.app ? await k.appLogOnce(service, id, 'probes done', ROLLOUT) : '',
+  };
+}
+
 /** Deploys the fixture app in a project of its own: what another tenant has running. */
 async function anotherTenantsApp(): Promise<{ service: OwnedService; pod: string; svc: string }> {
   const { service, id } = await h.newDeployment();
@@ -101,48 +125,23 @@ describe('escaping a build Job and an app pod', () => {
     }
   });
 
-  it(
-    'a build reaches no port of this machine (apiserver and kubelet included) at any of its addresses, nor the apiserver’s Service, nor a private, shared, link-local or metadata address; DNS works; it reads none of the host’s files',
-    async () => {
+  it.each([
+    ['a build', 'build'],
+    ['an app', 'app'],
+  ] as const)(
+    '%s reaches no port of this machine (apiserver and kubelet included) at any of its addresses, nor the apiserver’s Service, nor a private, shared, link-local or metadata address; DNS works; it reads none of the host’s files',
+    async (_, side) => {
       const targets = clusterWaysIn();
       const files = hostFiles();
-      const commit = await withProbe(h.appRepository);
-      const { service, id } = await h.newDeployment(
-        { commitHash: commit.hash },
-        {
-          buildCommand: 'node probe.js && node build.js',
-          variables: probeVariables({ targets: [...targets, dnsItself()], files }),
-        },
-      );
 
-      const { logs } = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+      const printed = await probedFrom(
+        { [side]: true },
+        { targets: [...targets, dnsItself()], files },
+      );
 
       // DNS is the one way in it has: the probes do reach the node.
-      expectNoWayIn(logs, targets, [dnsItself()]);
-      expectHostFilesHidden(logs, files);
-    },
-    TEST,
-  );
-
-  it(
-    'an app reaches none of them either, and reads none of the host’s files',
-    async () => {
-      const targets = clusterWaysIn();
-      const files = hostFiles();
-      const commit = await withProbe(h.appRepository);
-      const { service, id } = await h.newDeployment(
-        { commitHash: commit.hash },
-        {
-          startCommand: 'node probe.js && node server.js',
-          variables: probeVariables({ targets: [...targets, dnsItself()], files }),
-        },
-      );
-
-      await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
-      const logs = await k.appLogOnce(service, id, 'probes done', ROLLOUT);
-
-      expectNoWayIn(logs, targets, [dnsItself()]);
-      expectHostFilesHidden(logs, files);
+      expectNoWayIn(printed[side], targets, [dnsItself()]);
+      expectHostFilesHidden(printed[side], files);
     },
     TEST,
   );
@@ -156,26 +155,13 @@ describe('escaping a build Job and an app pod', () => {
       await hostGets(other.svc);
       const targets = [other.pod, other.svc];
       const bind = other.pod.split(':')[0]!;
-      const commit = await withProbe(h.appRepository);
-      const { service, id } = await h.newDeployment(
-        { commitHash: commit.hash },
-        {
-          buildCommand: 'node probe.js && node build.js',
-          startCommand: 'node probe.js && node server.js',
-          variables: probeVariables({ targets, bind }),
-        },
-      );
 
-      const { logs: buildLogs } = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
-      const appLogs = await k.appLogOnce(service, id, 'probes done', ROLLOUT);
+      const { build, app } = await probedFrom({ build: true, app: true }, { targets, bind });
 
-      expect({ build: connectedIn(buildLogs), app: connectedIn(appLogs) }).toEqual({
-        build: [],
-        app: [],
-      });
-      expectNoWayIn(buildLogs, targets);
-      expectNoWayIn(appLogs, targets);
-      expect(appLogs).toContain(`bind ${bind} EADDRNOTAVAIL`);
+      expect({ build: connectedIn(build), app: connectedIn(app) }).toEqual({ build: [], app: [] });
+      expectNoWayIn(build, targets);
+      expectNoWayIn(app, targets);
+      expect(app).toContain(`bind ${bind} EADDRNOTAVAIL`);
       await hostGets(other.svc);
     },
     TEST,
@@ -201,6 +187,26 @@ describe('a variable is a value, never a part of the pod', () => {
   const BUILD =
     'echo "pid $$"; echo "substituted [$(INJECT_SUBSTITUTION)]"; node show.js && node build.js';
   const expected = `variables ${JSON.stringify(INJECTIONS)}`;
+  const POD_SECURITY = { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+  const PLATFORM_ENV = [
+    'PLATFORM_COMMIT_HASH',
+    'PLATFORM_DEPLOYMENT_ID',
+    'PLATFORM_PROJECT_ID',
+    'PLATFORM_SERVICE_ID',
+  ];
+  /** What of a pod a variable could change: its security, its command, its environment. */
+  const madeOf = (pod: Kubernetes.V1PodSpec) => {
+    const [container] = pod.containers;
+    return {
+      containers: pod.containers.length,
+      serviceAccountToken: pod.automountServiceAccountToken,
+      podSecurity: pod.securityContext,
+      security: container!.securityContext,
+      command: container!.command ?? container!.args,
+      env: container!.env?.map((e) => e.name).sort(),
+      envFrom: container!.envFrom,
+    };
+  };
 
   it(
     'arrives in the build and the app as written, and the pods are made as for any other deployment',
@@ -225,46 +231,26 @@ describe('a variable is a value, never a part of the pod', () => {
       expect(appLogs).toContain(`${expected}\n`);
       expect(appLogs).toContain('pwned false\n');
 
-      const build = (await k.buildPodOf(id))!.spec!;
-      expect(build.containers).toHaveLength(1);
-      expect(build.automountServiceAccountToken).toBe(false);
-      expect(build.securityContext).toEqual({
-        runAsNonRoot: true,
-        seccompProfile: { type: 'RuntimeDefault' },
-      });
-      const builder = build.containers[0]!;
-      expect(builder.securityContext).toEqual(RESTRICTED_CONTAINER);
-      expect(builder.command).toEqual(literalCommand(buildContainerCommand(BUILD)));
-      expect(builder.args).toBeUndefined();
-      expect(builder.env?.map((e) => e.name).sort()).toEqual([
-        'HOME',
-        'PLATFORM_COMMIT_HASH',
-        'PLATFORM_DEPLOYMENT_ID',
-        'PLATFORM_PROJECT_ID',
-        'PLATFORM_SERVICE_ID',
-      ]);
-      expect(builder.envFrom).toEqual([{ secretRef: { name: `build-${id}` } }]);
-
       const [pod] = await k.podsOf(service, id);
-      const app = pod!.spec!;
-      expect(app.containers).toHaveLength(1);
-      expect(app.automountServiceAccountToken).toBe(false);
-      expect(app.securityContext).toEqual({
-        runAsNonRoot: true,
-        seccompProfile: { type: 'RuntimeDefault' },
+      expect(madeOf((await k.buildPodOf(id))!.spec!)).toEqual({
+        containers: 1,
+        serviceAccountToken: false,
+        podSecurity: POD_SECURITY,
+        security: RESTRICTED_CONTAINER,
+        command: literalCommand(buildContainerCommand(BUILD)),
+        env: ['HOME', ...PLATFORM_ENV],
+        envFrom: [{ secretRef: { name: `build-${id}` } }],
       });
-      const runner = app.containers[0]!;
-      expect(runner.securityContext).toEqual(RESTRICTED_CONTAINER);
-      expect(runner.command).toBeUndefined();
-      expect(runner.args).toBeUndefined();
-      expect(runner.env?.map((e) => e.name).sort()).toEqual([
-        'PLATFORM_COMMIT_HASH',
-        'PLATFORM_DEPLOYMENT_ID',
-        'PLATFORM_PROJECT_ID',
-        'PLATFORM_SERVICE_ID',
-        'PORT',
-      ]);
-      expect(runner.envFrom).toEqual([{ secretRef: { name: `env-${id}` } }]);
+      expect(madeOf(pod!.spec!)).toEqual({
+        containers: 1,
+        serviceAccountToken: false,
+        podSecurity: POD_SECURITY,
+        security: RESTRICTED_CONTAINER,
+        // The image's entrypoint: `sh -c <startCommand>`.
+        command: undefined,
+        env: [...PLATFORM_ENV, 'PORT'],
+        envFrom: [{ secretRef: { name: `env-${id}` } }],
+      });
     },
     TEST,
   );
