@@ -103,6 +103,15 @@ export function everyWayIn(hosts: TestHosts): string[] {
   return [...onHost, ...onLoopbackV6, ...testHosts];
 }
 
+/**
+ * What a deployment's log holds of its build step: what follows (the deploy step, the app's
+ * output on a runtime that copies it) may print the same kind of lines.
+ */
+export function buildStepOf(logs: string): string {
+  const end = logs.indexOf('==> build step finished');
+  return end === -1 ? logs : logs.slice(0, end);
+}
+
 /** The probe's lines of a log, by target. */
 export function probesIn(logs: string): Map<string, string> {
   const results = new Map<string, string>();
