@@ -1,7 +1,14 @@
-import { connect } from 'node:net';
 import { useHarness } from '../test/harness';
 import { RuntimeClient } from '../runtime/local/client';
-import { hostAddresses, listeningPorts, startTestHosts, type TestHosts } from '../test/test-hosts';
+import { startTestHosts, type TestHosts } from '../test/test-hosts';
+import {
+  answerOf,
+  everyWayIn,
+  expectHostFilesHidden,
+  expectNoWayIn,
+  probeVariables,
+  withProbe,
+} from '../test/escape-probes';
 
 /**
  * The escape suite: tenants' code, run as real builds and apps through the pipeline, tries every
@@ -9,39 +16,8 @@ import { hostAddresses, listeningPorts, startTestHosts, type TestHosts } from '.
  * private, shared, link-local and metadata addresses (test hosts this suite makes, reachable from
  * the host); IPv4-mapped IPv6 forms; another app's address, to connect to and to bind. Each probe
  * must fail. README "The sandbox" says how each is enforced; docs/threat-model.md lists them all.
+ * The probes are the Kubernetes runner's too (test/escape-probes.ts, escape.kubernetes.test.ts).
  */
-const PROBE = `
-const net = require('net');
-const dns = require('dns');
-const targets = JSON.parse(process.env.PROBE_TARGETS || '[]');
-const probe = (target) => new Promise((resolve) => {
-  const at = target.lastIndexOf(':');
-  const host = target.slice(0, at).replace(/^\\[|\\]$/g, '');
-  const socket = net.connect({ host, port: Number(target.slice(at + 1)), timeout: 3000 });
-  const done = (result) => { socket.destroy(); resolve('probe ' + target + ' ' + result); };
-  socket.once('connect', () => done('CONNECTED'));
-  socket.once('timeout', () => done('timeout'));
-  socket.once('error', (e) => done(e.code || e.message));
-});
-const bind = (address) => new Promise((resolve) => {
-  const server = net.createServer();
-  server.once('error', (e) => resolve('bind ' + address + ' ' + e.code));
-  server.listen(8080, address, () => { server.close(); resolve('bind ' + address + ' BOUND'); });
-});
-(async () => {
-  for (const line of await Promise.all(targets.map(probe))) console.log(line);
-  if (process.env.PROBE_BIND) console.log(await bind(process.env.PROBE_BIND));
-  for (const file of JSON.parse(process.env.PROBE_FILES || '[]')) {
-    let result;
-    try { result = 'READ ' + require('fs').readdirSync(file).length; } catch (e) { result = e.code; }
-    console.log('file ' + file + ' ' + result);
-  }
-  const found = await dns.promises.lookup('registry.npmjs.org').then((a) => a.address, (e) => e.code);
-  console.log('dns registry.npmjs.org ' + found);
-  console.log('probes done');
-})();
-`;
-
 const SLOW = 60_000;
 const h = useHarness({ pipeline: {} });
 let hosts: TestHosts;
@@ -49,40 +25,6 @@ beforeAll(async () => {
   hosts = await startTestHosts();
 });
 afterAll(() => hosts?.close());
-
-/** What the host itself reaches of a test host: the control that makes a refusal mean something. */
-function answerOf(address: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    const socket = connect({ host: address, port, timeout: 5_000 });
-    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    socket.once('end', () => resolve(text.trim()));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-    socket.once('timeout', () => resolve('timeout'));
-  });
-}
-
-function everyWayIn(): string[] {
-  const ports = listeningPorts();
-  const onHost = hostAddresses().flatMap((address) => ports.map((port) => `${address}:${port}`));
-  const onLoopbackV6 = ports.map((port) => `[::1]:${port}`);
-  const testHosts = hosts.addresses.flatMap((address) => [
-    `${address}:${hosts.port}`,
-    `[::ffff:${address}]:${hosts.port}`,
-  ]);
-  return [...onHost, ...onLoopbackV6, ...testHosts];
-}
-
-/** The probe's lines of a log, by target. */
-function probesIn(logs: string): Map<string, string> {
-  const results = new Map<string, string>();
-  for (const match of logs.matchAll(/^probe (\S+) (\S+)$/gm)) results.set(match[1]!, match[2]!);
-  return results;
-}
-
-async function withProbe() {
-  return h.appRepository.commit({ files: { 'probe.js': PROBE } });
-}
 
 describe('escaping the sandbox', () => {
   it('the host reaches every test host (so a refusal below is the boundary, not a missing host)', async () => {
@@ -94,23 +36,16 @@ describe('escaping the sandbox', () => {
   it(
     'a build reaches no port of this machine, and no private, shared, link-local or metadata address; DNS works',
     async () => {
-      const targets = everyWayIn();
-      const commit = await withProbe();
+      const targets = everyWayIn(hosts);
+      const commit = await withProbe(h.appRepository);
       const { service, id } = await h.newDeployment(
         { commitHash: commit.hash },
-        {
-          buildCommand: 'node probe.js && node build.js',
-          variables: [{ name: 'PROBE_TARGETS', value: JSON.stringify(targets) }],
-        },
+        { buildCommand: 'node probe.js && node build.js', variables: probeVariables({ targets }) },
       );
 
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
 
-      expect(deployed.logs).toContain('probes done');
-      const results = probesIn(deployed.logs);
-      expect([...results.keys()].sort()).toEqual([...targets].sort());
-      expect([...results].filter(([, result]) => result === 'CONNECTED')).toEqual([]);
-      expect(deployed.logs).toMatch(/^dns registry\.npmjs\.org \d+\.\d+\.\d+\.\d+$/m);
+      expectNoWayIn(deployed.logs, targets);
     },
     SLOW + 10_000,
   );
@@ -121,19 +56,18 @@ describe('escaping the sandbox', () => {
       const first = await h.newDeployment();
       await h.waitForStatus(first.service, first.id, 'DEPLOYED', SLOW);
       const others = [h.config.BUILDS_DIR, h.config.RUNTIME_DIR, '/root', '/work', '/home', '/var'];
-      const commit = await withProbe();
+      const commit = await withProbe(h.appRepository);
       const { service, id } = await h.newDeployment(
         { commitHash: commit.hash },
         {
           buildCommand: 'node probe.js && node build.js',
-          variables: [{ name: 'PROBE_FILES', value: JSON.stringify(others) }],
+          variables: probeVariables({ files: others }),
         },
       );
 
       const { logs } = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
 
-      const results = [...logs.matchAll(/^file (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
-      expect(results).toEqual(others.map((file) => [file, 'ENOENT']));
+      expectHostFilesHidden(logs, others);
     },
     2 * SLOW,
   );
@@ -145,26 +79,21 @@ describe('escaping the sandbox', () => {
       await h.waitForStatus(first.service, first.id, 'DEPLOYED', SLOW);
       const runtime = new RuntimeClient(h.config.RUNTIME_DIR);
       const other = (await runtime.list()).find((r) => r.serviceId === first.service.serviceId)!;
-      const targets = [...everyWayIn(), `${other.host}:${other.port}`];
-      const commit = await withProbe();
+      const targets = [...everyWayIn(hosts), `${other.host}:${other.port}`];
+      const commit = await withProbe(h.appRepository);
 
       const { service, id } = await h.newDeployment(
         { commitHash: commit.hash },
         {
           startCommand: 'node probe.js && node server.js',
-          variables: [
-            { name: 'PROBE_TARGETS', value: JSON.stringify(targets) },
-            { name: 'PROBE_BIND', value: other.host },
-          ],
+          variables: probeVariables({ targets, bind: other.host }),
         },
       );
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', SLOW);
       const logs = (await h.waitForLogs(service, id, 'probes done')).logs;
 
       expect(deployed.status).toBe('DEPLOYED');
-      const results = probesIn(logs);
-      expect([...results.keys()].sort()).toEqual([...targets].sort());
-      expect([...results].filter(([, result]) => result === 'CONNECTED')).toEqual([]);
+      expectNoWayIn(logs, targets);
       expect(logs).toContain(`bind ${other.host} EADDRNOTAVAIL`);
       // The other app still serves its own visitors.
       expect((await h.app(first.service)).status).toBe(200);

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { findOrStartCluster, k8s, kubeConfigOf, type Cluster } from '@platform/kube';
+import { k8s, kubeConfigOf } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import type { DeploymentStatus } from '../deployments/status';
-import { useHarness, type Harness } from '../test/harness';
+import type { Harness } from '../test/harness';
+import { useKubernetesHarness } from '../test/kubernetes-harness';
 import type { OwnedService } from '../test/projects-stub';
-import { appNamespaceOf } from '../runtime/kubernetes/objects';
 import { deployCommit, probe, servedCommit } from '../test/served-app';
 
 /**
@@ -13,42 +12,8 @@ import { deployCommit, probe, servedCommit } from '../test/served-app';
  * URL answers through the router the service serves (RUNTIME_ROUTER_PORT, as the gateway calls it).
  */
 
-const suffix = randomBytes(3).toString('hex');
-const PREFIX = `pk-${suffix}`;
-const BUILD_NAMESPACE = `pk-${suffix}-builds`;
-let cluster: Cluster;
-
-const h = useHarness(async () => {
-  cluster = await findOrStartCluster();
-  return {
-    pipeline: {
-      RUNTIME: 'kubernetes',
-      KUBECONFIG: cluster.kubeconfigPath,
-      KUBE_REGISTRY: cluster.registry,
-      KUBE_NODE_IMAGE: cluster.nodeImage,
-      KUBE_DNS_CIDRS: cluster.dnsCidrs,
-      KUBE_APP_NAMESPACE_PREFIX: PREFIX,
-      KUBE_BUILD_NAMESPACE: BUILD_NAMESPACE,
-      // A pod's readiness takes seconds on a loaded machine: the rollout's progress deadline.
-      HEALTH_CHECK_TIMEOUT: '90s',
-      RUNTIME_APP_CPUS: '0.2',
-      RUNTIME_APP_MEMORY_BYTES: String(128 * 1024 ** 2),
-      BUILD_CPUS: '0.5',
-      BUILD_MEMORY_BYTES: String(256 * 1024 ** 2),
-      PIPELINE_LEASE: '10s',
-      PIPELINE_HEARTBEAT: '200ms',
-    },
-  };
-});
-
-afterAll(async () => {
-  const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
-  const namespaces = await core.listNamespace();
-  for (const ns of namespaces.items) {
-    const name = ns.metadata!.name!;
-    if (name.startsWith(`${PREFIX}-`)) await core.deleteNamespace({ name }).catch(() => undefined);
-  }
-});
+const k = useKubernetesHarness();
+const { h, buildNamespace: BUILD_NAMESPACE } = k;
 
 /** A build Job, an image pull and a rollout: tens of seconds, more on a loaded machine. */
 const ROLLOUT = 240_000;
@@ -64,7 +29,7 @@ const deploy = (
 /** The build Jobs in the builds' namespace while `during` runs (those there before included). */
 async function jobsCreatedDuring(during: () => Promise<void>): Promise<string[]> {
   const created: string[] = [];
-  const watching = await new k8s.Watch(kubeConfigOf(cluster)).watch(
+  const watching = await new k8s.Watch(kubeConfigOf(k.cluster())).watch(
     `/apis/batch/v1/namespaces/${BUILD_NAMESPACE}/jobs`,
     {},
     (phase: string, job: { metadata?: { name?: string } }) => {
@@ -194,7 +159,7 @@ describe('the pipeline on Kubernetes', () => {
       expect((await h.api.cancel(service, id)).status).toBe(200);
 
       await h.waitForStatus(service, id, 'CANCELLED', ROLLOUT);
-      const batch = kubeConfigOf(cluster).makeApiClient(k8s.BatchV1Api);
+      const batch = kubeConfigOf(k.cluster()).makeApiClient(k8s.BatchV1Api);
       await waitFor(
         async () =>
           (await batch.listNamespacedJob({ namespace: BUILD_NAMESPACE })).items.every(
@@ -254,14 +219,7 @@ describe('the pipeline on Kubernetes', () => {
       const res = await h.api.trigger(service, { commitHash: slowStart.hash });
       const id = res.body.id as string;
       await h.waitForStatus(service, id, 'DEPLOYING', ROLLOUT);
-      const apps = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
-      const podsOf = async () =>
-        (
-          await apps.listNamespacedPod({
-            namespace: appNamespaceOf({ appNamespacePrefix: PREFIX }, service.projectId),
-            labelSelector: `platform.dev/service-id=${service.serviceId}`,
-          })
-        ).items.filter((p) => p.metadata?.annotations?.['platform.dev/deployment-id'] === id);
+      const podsOf = () => k.podsOf(service, id);
       await waitFor(async () => (await podsOf()).length > 0, {
         timeoutMs: ROLLOUT,
         what: 'the new release’s pod',

@@ -1,6 +1,7 @@
 import { TRIMMED_MARKER } from '../deployments/log-store';
 import { useHarness } from '../test/harness';
-import { MiB, watchMemory } from '../test/memory';
+import { watchMemory } from '../test/memory';
+import { outputLimits } from '../test/output-limits';
 import { cutMarker } from './line-limit';
 
 // The real pipeline (git, the sandbox, the runtime) in this process: the memory measured is the
@@ -13,27 +14,10 @@ const h = useHarness({
 /** How long each wait may take; a test, all of its waits. */
 const WAIT = 60_000;
 const SLOW = 3 * WAIT;
-/** Far below what any of these builds prints: the service holds none of it for long. */
-const MEMORY_BOUND = 96 * MiB;
-
-/** Builds `printer` (then the fixture app) to DEPLOYED; its log and how much memory grew. */
-async function deployPrinting(printer: string) {
-  const { service, id } = await h.newDeployment(
-    {},
-    { buildCommand: `${printer}; echo; node build.js` },
-  );
-  const memory = watchMemory();
-  const deployed = await h.waitForStatus(service, id, 'DEPLOYED', WAIT);
-  return { logs: deployed.logs as string, grewBy: memory.stop() };
-}
-
-/** No line of the log over the line limit, the log within its limit, the memory growth bounded. */
-function expectWithinLimits(logs: string, grewBy: number) {
-  const longest = Math.max(...logs.split('\n').map((line) => Buffer.byteLength(line)));
-  expect(longest).toBeLessThanOrEqual(LINE_MAX);
-  expect(Buffer.byteLength(logs)).toBeLessThanOrEqual(h.config.LOG_LIMIT_BYTES + 1024);
-  expect(grewBy).toBeLessThan(MEMORY_BOUND);
-}
+const { deployPrinting, expectWithinLimits } = outputLimits(h, {
+  lineMaxBytes: LINE_MAX,
+  waitMs: WAIT,
+});
 
 describe('what a build prints', () => {
   it(

@@ -65,6 +65,14 @@ export async function pushBuildContext(
 }
 
 /**
+ * A container's command as Kubernetes must pass it on: the kubelet expands `$(NAME)` in `command`
+ * and `args` from the container's environment (the tenant's variables included) and turns `$$`
+ * into `$`; every `$` doubled, each word reaches the process exactly as written.
+ */
+export const literalCommand = (words: string[]): string[] =>
+  words.map((word) => word.replace(/\$/g, '$$$$'));
+
+/**
  * The Secret with the deployment's variables and the Job that runs the build command in the
  * context image: no retry, the build timeout as its deadline, no service account token, the
  * restricted security context, the build's CPU and memory.
@@ -116,7 +124,7 @@ export function buildJobObjects(
                 image: contextImage,
                 workingDir: workdir,
                 // The command is an argument of sh, never part of the script (build-output.ts).
-                command: buildContainerCommand(spec.buildCommand ?? 'true'),
+                command: literalCommand(buildContainerCommand(spec.buildCommand ?? 'true')),
                 env: Object.entries({ HOME: '/home/node', ...platformEnv(spec) }).map(
                   ([envName, value]) => ({ name: envName, value }),
                 ),

@@ -1,0 +1,66 @@
+import { TRIMMED_MARKER } from '../deployments/log-store';
+import { useKubernetesHarness } from '../test/kubernetes-harness';
+import { outputLimits } from '../test/output-limits';
+
+/**
+ * What a build prints cannot stop the platform on the Kubernetes runner (issue 21's "Output",
+ * output.test.ts for the local runtime): a build Job printing one endless line or a flood of
+ * lines ends DEPLOYED, the deployments service (this process) in flat memory, its log within
+ * LOG_LIMIT_BYTES and every line within LOG_LINE_MAX_BYTES. The output comes from the pod's log
+ * through the API server (builds.ts), not from a sandbox's pipes.
+ */
+const LINE_MAX = 4096;
+const { h } = useKubernetesHarness({ LOG_LINE_MAX_BYTES: String(LINE_MAX) });
+
+/** A build Job, an image pull and a rollout, with that much printed first. */
+const WAIT = 300_000;
+const SLOW = 2 * WAIT;
+
+const { deployPrinting, expectWithinLimits } = outputLimits(h, {
+  lineMaxBytes: LINE_MAX,
+  waitMs: WAIT,
+});
+
+describe('what a build Job prints', () => {
+  it(
+    'a 400 MB line without a newline is cut, in flat memory, and the service goes on',
+    async () => {
+      const { service, id, logs, grewBy } = await deployPrinting(
+        `head -c 400000000 /dev/zero | tr '\\0' a`,
+      );
+
+      expect(logs).toMatch(/^a+ \[\.\.\. line cut: it was \d+ bytes long \.\.\.\]$/m);
+      expectWithinLimits(logs, grewBy);
+      expect((await h.api.get(service, id)).status).toBe(200);
+    },
+    SLOW,
+  );
+
+  it(
+    'a flood of two million lines: the log says how many it dropped, in flat memory, and the service goes on',
+    async () => {
+      const { service, id, logs, grewBy } = await deployPrinting('seq 1 2000000');
+
+      expect(logs).toMatch(
+        /\[\.\.\. \d+ lines \(\d+ bytes\) of output dropped here: more came at once than the log keeps \.\.\.\]\n/,
+      );
+      expect(logs.startsWith(TRIMMED_MARKER)).toBe(true);
+      expectWithinLimits(logs, grewBy);
+      expect((await h.api.get(service, id)).status).toBe(200);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the end of a flood: its last line and what the build printed after it',
+    async () => {
+      // Past the kubelet's containerLogMaxSize (10 MiB by default), the pod's log is rotated (the
+      // 400 MB line above too: the end of its build's output is as much at stake).
+      const { logs } = await deployPrinting('seq 1 2000000');
+
+      expect(logs).toContain('\n2000000\n');
+      expect(logs).toContain('built revision');
+    },
+    SLOW,
+  );
+});
