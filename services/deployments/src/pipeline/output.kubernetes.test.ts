@@ -50,17 +50,4 @@ describe('what a build Job prints', () => {
     },
     SLOW,
   );
-
-  it(
-    'keeps the end of a flood: its last line and what the build printed after it',
-    async () => {
-      // Past the kubelet's containerLogMaxSize (10 MiB by default), the pod's log is rotated (the
-      // 400 MB line above too: the end of its build's output is as much at stake).
-      const { logs } = await deployPrinting('seq 1 2000000');
-
-      expect(logs).toContain('\n2000000\n');
-      expect(logs).toContain('built revision');
-    },
-    SLOW,
-  );
 });
