@@ -1,12 +1,24 @@
+import { request } from 'node:http';
 import { getApp, type AppAnswer } from '@platform/shared/testing';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const POLL_MS = 10;
 
-/** GET `url` at its own address (getApp goes to 127.0.0.1 with the URL's Host). */
-export async function getDirect(url: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(url);
-  return { status: res.status, body: await res.text() };
+/**
+ * GET `url` at its own address (getApp goes to 127.0.0.1 with the URL's Host), on a connection of
+ * its own: a kept one to a Service stays with the pod it reached, the replaced one included.
+ */
+export function getDirect(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /**
