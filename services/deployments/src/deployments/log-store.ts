@@ -44,6 +44,14 @@ const START: ChunkEnd = { seq: -1, lastLine: 0, totalBytes: 0 };
 /** The newest chunk first: the index `{deploymentId, seq}` read backwards. */
 const NEWEST_CHUNK = { seq: -1 } as const;
 
+/** An append that lost the numbering to others `tries` times in a row. */
+export class LogContention extends Error {
+  constructor(deploymentId: string, tries: number) {
+    super(`log ${deploymentId}: ${tries} appends at once took the next number`);
+    this.name = 'LogContention';
+  }
+}
+
 /** Racing appends of one log: a loser numbers again; each round one gets in (cancels may burst). */
 const MAX_NUMBERING_TRIES = 32;
 
@@ -138,9 +146,7 @@ export class LogStore {
         return true;
       }
       // Another append took the number: the head decides again whether this one may write.
-      if (tries >= MAX_NUMBERING_TRIES) {
-        throw new Error(`log ${deploymentId}: ${tries} appends at once took the next number`);
-      }
+      if (tries >= MAX_NUMBERING_TRIES) throw new LogContention(deploymentId, tries);
     }
   }
 

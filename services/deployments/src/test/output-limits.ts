@@ -3,7 +3,8 @@ import { MiB, watchMemory } from './memory';
 
 /**
  * What a build's output may cost the deployments service (issue 21, "Output"), for every runtime
- * (pipeline/output.test.ts: the local sandbox; output.kubernetes.test.ts: a build Job). The
+ * (pipeline/output.test.ts: the local sandbox; a build Job's, on Kubernetes, once its defect is
+ * fixed: docs/kubernetes-runner.md). The
  * service runs in the test process, so its memory is the process's.
  */
 
