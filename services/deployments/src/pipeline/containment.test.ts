@@ -1,6 +1,6 @@
 import { Lifecycle } from '@platform/shared';
 import { testLogger } from '@platform/shared/testing';
-import { openLocalSteps } from '../compose';
+import { openLocalSteps } from '../local.compose';
 import { SourceSnapshots } from '../source/snapshot';
 import { useHarness } from '../test/harness';
 import type { LocalSteps, StepContext } from './steps';

@@ -7,6 +7,7 @@ import {
   type K8sObject,
   type KubernetesRunnerSettings,
 } from './objects';
+import { rolloutFailure } from './rollout-failure';
 import { projectNamespaceObjects } from './tenancy';
 
 /**
@@ -250,7 +251,7 @@ export class KubernetesReleases {
         const outcome = rolloutOutcome(object);
         if (outcome === 'DEPLOYED') finish({ outcome });
         if (outcome === 'FAILED') {
-          void this.failureReason(namespace, object).then(
+          void rolloutFailure(this.core, namespace, object).then(
             (reason) => finish({ outcome, reason }),
             (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
           );
@@ -282,28 +283,5 @@ export class KubernetesReleases {
       };
       watch();
     });
-  }
-
-  /** The progress deadline, and what each pod of the new template is stuck on. */
-  private async failureReason(namespace: string, deployment: DeploymentObject): Promise<string> {
-    const deploymentId = deployment.spec?.template.metadata?.annotations?.[DEPLOYMENT_ID];
-    const selector = Object.entries(deployment.spec?.selector.matchLabels ?? {})
-      .map(([key, value]) => `${key}=${value}`)
-      .join(',');
-    const pods = await this.core.listNamespacedPod({ namespace, labelSelector: selector });
-    const stuck = pods.items
-      .filter((pod) => pod.metadata?.annotations?.[DEPLOYMENT_ID] === deploymentId)
-      .flatMap((pod) =>
-        (pod.status?.containerStatuses ?? []).map((c) => {
-          const waiting = c.state?.waiting;
-          if (waiting) return `${waiting.reason ?? 'waiting'}: ${waiting.message ?? ''}`.trim();
-          if (c.lastState?.terminated) {
-            return `exited with ${c.lastState.terminated.exitCode} (${c.restartCount} restarts)`;
-          }
-          return c.ready ? 'ready' : 'running, readiness never passed';
-        }),
-      );
-    const seconds = deployment.spec?.progressDeadlineSeconds ?? 0;
-    return `progress deadline exceeded (${seconds} s)${stuck.length ? `: ${[...new Set(stuck)].join('; ')}` : ''}`;
   }
 }
