@@ -51,10 +51,12 @@ const DEPLOYMENT_ID = 'platform.dev/deployment-id';
 /** Beyond the Deployment's own progress deadline, how long a watch waits for the verdict. */
 const VERDICT_MARGIN_MS = 30_000;
 /**
- * Conditional applies lost to another writer in a row before giving up: each loss means another
- * release was applied meanwhile, so a handful only happens with that many deploys at once.
+ * Conditional applies lost to another writer in a row before giving up. Another release applied
+ * meanwhile is one such writer, and so is the Deployment controller, whose status writes change
+ * the resourceVersion too (a few per rollout; a CI run under load met 5 in a row): each loss is
+ * read again and decided again, so the cap only ends a write that never gets in.
  */
-const MAX_CONFLICTS = 5;
+const MAX_CONFLICTS = 50;
 
 type DeploymentObject = Parameters<typeof rolloutOutcome>[0] & Kubernetes.V1Deployment;
 
