@@ -69,13 +69,16 @@ class Tail {
   private async poll() {
     if (this.polling) return;
     this.polling = true;
+    // Only what was announced before the lines are read: a status announced while they are being
+    // read may have come with lines this read missed, and goes out after the next read.
+    const announced = this.announced.splice(0);
     try {
       const status = await this.deps.statusOf(this.deploymentId);
       const lines = await this.deps.logs.linesAfter(this.deploymentId, this.lastLine);
       if (lines.length > 0) this.lastLine = lines[lines.length - 1]!.n;
       const items: Item[] = lines.map((line) => ({ line }));
       // What events announced, then what the document says now; never back to an earlier stage.
-      for (const next of [...this.announced.splice(0), ...(status ? [status] : [])]) {
+      for (const next of [...announced, ...(status ? [status] : [])]) {
         if (next === this.status || STAGE[next] < STAGE[this.status]) continue;
         this.status = next;
         items.push({ status: next });
@@ -92,7 +95,8 @@ class Tail {
     if (this.followers.size === 0) this.stop();
     else if (this.timer) {
       clearTimeout(this.timer);
-      this.schedule();
+      if (this.announced.length > 0) void this.poll();
+      else this.schedule();
     }
   }
 }
@@ -120,7 +124,7 @@ function deliver(follower: Follower, items: Item[]) {
 }
 
 interface TailDeps {
-  logs: LogStore;
+  logs: Pick<LogStore, 'linesAfter' | 'lastLine'>;
   /** The deployment's status now, or null when it is gone. */
   statusOf(deploymentId: string): Promise<DeploymentStatus | null>;
   pollMs: number;

@@ -1,0 +1,119 @@
+import { testLogger } from '@platform/shared/testing';
+import { LogFollowers, type FollowerSink } from './log-followers';
+import type { LogLine } from './log-store';
+import type { DeploymentStatus } from './status';
+
+// The tail's order with the store and the status events, raced by holding a read of the store
+// open while the pipeline writes on and announces: an in-memory log, since the store's own
+// behaviour is log-store.test.ts's.
+const ID = 'd1';
+
+class MemoryLog {
+  lines: LogLine[] = [];
+  status: DeploymentStatus = 'BUILDING';
+  /** When set, the next `linesAfter` answers what the log held when it was called, then waits. */
+  private hold?: { entered: () => void; release: Promise<void> };
+
+  write(...texts: string[]) {
+    for (const text of texts) this.lines.push({ n: this.lines.length + 1, text });
+  }
+
+  holdNextRead(): { entered: Promise<void>; release: () => void } {
+    let entered!: () => void;
+    let release!: () => void;
+    const enteredPromise = new Promise<void>((resolve) => (entered = resolve));
+    this.hold = { entered, release: new Promise<void>((resolve) => (release = resolve)) };
+    return { entered: enteredPromise, release };
+  }
+
+  async linesAfter(_id: string, after: number): Promise<LogLine[]> {
+    const snapshot = this.lines.filter((line) => line.n > after);
+    const hold = this.hold;
+    if (hold) {
+      this.hold = undefined;
+      hold.entered();
+      await hold.release;
+    }
+    return snapshot;
+  }
+
+  async lastLine(): Promise<number> {
+    return this.lines.length;
+  }
+}
+
+function recorder() {
+  const got: string[] = [];
+  let ended!: () => void;
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  const sink: FollowerSink = {
+    line: (line) => got.push(`${line.n} ${line.text}`),
+    status: (status) => got.push(status),
+    end: () => {
+      got.push('end');
+      ended();
+    },
+  };
+  return { got, sink, end };
+}
+
+describe('LogFollowers', () => {
+  const stopping = new AbortController();
+  afterAll(() => stopping.abort());
+
+  function followersOf(log: MemoryLog) {
+    return new LogFollowers({
+      logs: log,
+      statusOf: async () => log.status,
+      // Long: in these tests only the status events make the tail read.
+      pollMs: 60_000,
+      logger: testLogger(),
+      stopping: stopping.signal,
+    });
+  }
+
+  it('sends the lines written before a final status that was announced while it was reading, then the status', async () => {
+    const log = new MemoryLog();
+    log.write('==> build step finished');
+    const followers = followersOf(log);
+    const { got, sink, end } = recorder();
+    await followers.follow(ID, 0, sink);
+
+    // A status event makes the tail read; the read sees the log as it is now...
+    const read = log.holdNextRead();
+    log.status = 'DEPLOYING';
+    followers.statusChanged(ID, 'DEPLOYING');
+    await read.entered;
+    // ...while the pipeline writes its last lines, then DEPLOYED, and the event arrives.
+    log.write('deployed', '==> deploy step finished');
+    log.status = 'DEPLOYED';
+    followers.statusChanged(ID, 'DEPLOYED');
+    read.release();
+    await end;
+
+    expect(got).toEqual([
+      '1 ==> build step finished',
+      'BUILDING',
+      'DEPLOYING',
+      '2 deployed',
+      '3 ==> deploy step finished',
+      'DEPLOYED',
+      'end',
+    ]);
+    expect(followers.size).toBe(0);
+  });
+
+  it('gives a follower joining a finished deployment the whole log, the status and the end', async () => {
+    const log = new MemoryLog();
+    log.write('one', 'two');
+    log.status = 'FAILED';
+    const followers = followersOf(log);
+    const { got, sink, end } = recorder();
+
+    await followers.follow(ID, 1, sink);
+    await end;
+
+    expect(got).toEqual(['2 two', 'FAILED', 'end']);
+    expect(followers.size).toBe(0);
+  });
+});
