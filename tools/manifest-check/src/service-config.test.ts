@@ -23,8 +23,8 @@ const configOf = (name: string): ServiceConfig => {
 };
 const PROCESSES = [...SERVICE_NAMES, 'dev-idp'];
 
-/** Set by the container runtime or the image, not by us. */
-const RUNTIME_VARIABLES = new Set(['PATH', 'HOSTNAME']);
+/** Set by the container runtime or the image, or read by Node itself (the heap's cap), not by our code. */
+const RUNTIME_VARIABLES = new Set(['PATH', 'HOSTNAME', 'NODE_OPTIONS']);
 
 describe.each(OVERLAYS)('the environment of the %s overlay', (overlay) => {
   const result = useRendered(overlay);

@@ -63,6 +63,20 @@ describe.each(OVERLAYS)('the Deployments of the %s overlay', (overlay) => {
     });
   });
 
+  it('cap the Node heap at half the memory limit at most (V8 would size it from what it sees and collect garbage late)', () => {
+    const mebibytes = (quantity: string) => {
+      const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+      if (!match) throw new Error(`a memory limit in Mi or Gi: ${quantity}`);
+      return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+    };
+    eachDeployment((_d, container) => {
+      const options = container.env?.find((e: any) => e.name === 'NODE_OPTIONS')?.value ?? '';
+      const cap = /--max-old-space-size=(\d+)/.exec(options);
+      expect(cap).not.toBeNull();
+      expect(Number(cap![1])).toBeLessThanOrEqual(mebibytes(container.resources.limits.memory) / 2);
+    });
+  });
+
   it('run as user 1000, never root, with a read-only root file system, no privilege escalation, no capabilities and the RuntimeDefault seccomp profile', () => {
     eachDeployment((deployment, container) => {
       const pod = deployment.spec.template.spec.securityContext ?? {};

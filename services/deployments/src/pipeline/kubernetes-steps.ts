@@ -153,8 +153,9 @@ export class KubernetesSteps implements DeploymentSteps {
       if (context.signal.aborted) return { state: 'cancelled' };
       await builds.start(spec, contextImage);
       const mask = new SecretMask(secretValuesOf(source));
-      const result = await builds.follow(spec, (line) => context.output(mask.write(`${line}\n`)));
+      const result = await builds.follow(spec, (text) => context.output(mask.write(text)));
       context.output(mask.flush());
+      if (result.logError) context.line(result.logError);
       return context.signal.aborted ? { state: 'cancelled' } : result;
     } finally {
       context.signal.removeEventListener('abort', cancel);

@@ -1,11 +1,10 @@
 import type { Harness } from './harness';
-import { MiB, watchMemory } from './memory';
+import { liveMemory, MiB, watchMemory } from './memory';
 
 /**
  * What a build's output may cost the deployments service (issue 21, "Output"), for every runtime
- * (pipeline/output.test.ts: the local sandbox; a build Job's, on Kubernetes, once its defect is
- * fixed: docs/kubernetes-runner.md). The
- * service runs in the test process, so its memory is the process's.
+ * (pipeline/output.test.ts: the local sandbox; output.kubernetes.test.ts: a build Job's). The
+ * service runs in the test process, so what it holds is what the process holds (liveMemory).
  */
 
 /** Far below what any of these builds prints: the service holds none of it for long. */
@@ -26,7 +25,7 @@ export function outputLimits(
         {},
         { buildCommand: `${printer}; echo; node build.js` },
       );
-      const memory = watchMemory();
+      const memory = watchMemory(liveMemory, 250);
       const deployed = await h.waitForStatus(service, id, 'DEPLOYED', waitMs);
       return { service, id, logs: deployed.logs as string, grewBy: memory.stop() };
     },

@@ -75,10 +75,10 @@ fs.writeFileSync('dist/server.js', "require('node:http').createServer((q, r) => 
     };
     const builds = new KubernetesBuilds(kubeConfigOf(cluster), settings);
     await builds.start(spec, await pushBuildContext(registry, settings, spec, checkout));
-    const lines: string[] = [];
-    const built = await builds.follow(spec, (line) => lines.push(line));
+    let output = '';
+    const built = await builds.follow(spec, (text) => (output += text));
     expect(built.state).toBe('succeeded');
-    expect(lines.join('\n')).toContain('node build.js');
+    expect(output).toContain('node build.js');
 
     const image = await new AppImages(registry, settings).push(spec, built.workspace!);
     expect(image).toMatch(new RegExp(`^${cluster.registry}/apps/${spec.serviceId}@sha256:`));

@@ -43,7 +43,9 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
     const context = await pushBuildContext(new Registry(cluster.registry), these, spec, checkout);
     await builds.start(spec, context);
     const lines: { line: string; at: number }[] = [];
-    const result = await builds.follow(spec, (line) => lines.push({ line, at: Date.now() }));
+    const result = await builds.follow(spec, (text) => {
+      for (const line of text.split('\n').slice(0, -1)) lines.push({ line, at: Date.now() });
+    });
     return { spec, builds, lines, result };
   };
 
@@ -106,7 +108,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
     await builds.start(spec, context);
     let started!: () => void;
     const sawStart = new Promise<void>((resolve) => (started = resolve));
-    const following = builds.follow(spec, (line) => line === 'started' && started());
+    const following = builds.follow(spec, (text) => text.includes('started\n') && started());
     await sawStart;
     await builds.cancel(spec);
     expect(await following).toEqual<BuildResult>({ state: 'cancelled' });

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { k8s, type Kubernetes } from '@platform/kube';
 import { buildJobName, buildJobObjects } from './build-job';
 import { buildExitCode, collectWorkspace } from './build-output';
@@ -8,7 +9,7 @@ import { buildNamespaceObjects } from './tenancy';
 
 /**
  * The Kubernetes runner's BUILDING step (docs/kubernetes-runner.md): the build Job (build-job.ts)
- * created in the builds' namespace, its pod's output streamed line by line as it is printed, its
+ * created in the builds' namespace, its pod's output streamed as it is printed, its
  * end read off the Job (a non-zero exit, the deadline) and the container (the exit code); cancel
  * deletes the Job and its pod.
  */
@@ -20,6 +21,8 @@ export interface BuildResult {
   exitCode?: number;
   /** A succeeded build's workspace, a tar layer for AppImages.push (app-images.ts). */
   workspace?: Buffer;
+  /** Why the build's log ended before the build did (its output after that is not in the log). */
+  logError?: string;
 }
 
 const POLL_MS = 250;
@@ -27,27 +30,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const notFound = (err: unknown) => (err as { code?: number } | null)?.code === 404;
 
 /**
- * The longest piece of a line held back waiting for its end: a build printing without newlines
- * has its output handed on in pieces of this many characters, never held in memory whole.
+ * A Writable that hands on the log's text chunk by chunk, as it arrives (a character split between
+ * two chunks goes with the second): lines are the log's to make (LogBuffer), so a flood costs
+ * a few objects a chunk, not several a line, and a line without a newline is cut at
+ * LOG_LINE_MAX_BYTES with its whole length, as locally.
  */
-const MAX_HELD_CHARS = 64 * 1024;
-
-/** A Writable that hands on whole lines (the last one when the stream ends). */
-function lineWriter(onLine: (line: string) => void): Writable {
-  let rest = '';
+function textWriter(onOutput: (text: string) => void): Writable {
+  const decoder = new StringDecoder('utf8');
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
-      const lines = (rest + chunk.toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) onLine(line);
-      while (rest.length > MAX_HELD_CHARS) {
-        onLine(rest.slice(0, MAX_HELD_CHARS));
-        rest = rest.slice(MAX_HELD_CHARS);
-      }
+      const text = decoder.write(chunk);
+      if (text) onOutput(text);
       done();
     },
     final(done) {
-      if (rest) onLine(rest);
+      const rest = decoder.end();
+      if (rest) onOutput(rest);
       done();
     },
   });
@@ -95,10 +93,10 @@ export class KubernetesBuilds {
   }
 
   /**
-   * Streams the build's output to `onLine` as it is printed and resolves when the Job is over:
+   * Streams the build's output to `onOutput` as it is printed and resolves when the Job is over:
    * succeeded, failed (with the Job's reason and the exit code), or cancelled (the Job deleted).
    */
-  async follow(spec: DeploymentSpec, onLine: (line: string) => void): Promise<BuildResult> {
+  async follow(spec: DeploymentSpec, onOutput: (text: string) => void): Promise<BuildResult> {
     const namespace = this.settings.buildNamespace;
     const pod = await this.podOf(spec);
     if (!pod) return { state: 'cancelled' };
@@ -114,7 +112,7 @@ export class KubernetesBuilds {
       if (current.status?.phase === 'Failed') break;
       await sleep(POLL_MS);
     }
-    const logEnded = this.streamLog(podName, onLine);
+    const logEnded = this.streamLog(podName, onOutput);
     // Until the Job has a verdict: a command that exited 0 waits for its workspace to be copied.
     let workspace: Buffer | undefined;
     for (;;) {
@@ -126,16 +124,25 @@ export class KubernetesBuilds {
       }
       await sleep(POLL_MS);
     }
-    await logEnded;
+    const logError = await logEnded;
     const result = await this.outcome(spec, podName);
-    return result.state === 'succeeded' && workspace ? { ...result, workspace } : result;
+    if (result.state === 'cancelled') return result;
+    return {
+      ...result,
+      ...(logError !== undefined && { logError }),
+      ...(result.state === 'succeeded' && workspace && { workspace }),
+    };
   }
 
-  /** Follows the build container's log to its end, line by line. */
-  private streamLog(podName: string, onLine: (line: string) => void): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const out = lineWriter(onLine);
-      out.on('finish', () => resolve());
+  /** Follows the build container's log to its end; why it ended early, if it did. */
+  private streamLog(
+    podName: string,
+    onOutput: (text: string) => void,
+  ): Promise<string | undefined> {
+    return new Promise<string | undefined>((resolve) => {
+      let logError: string | undefined;
+      const out = textWriter(onOutput);
+      out.on('finish', () => resolve(logError));
       void new k8s.Log(this.kc)
         .log(
           this.settings.buildNamespace,
@@ -143,13 +150,13 @@ export class KubernetesBuilds {
           'build',
           out,
           (err: unknown) => {
-            if (err) onLine(`==> the build's log stopped: ${String(err)}`);
+            if (err) logError = `==> the build's log stopped: ${String(err)}`;
             if (!out.writableEnded) out.end();
           },
           { follow: true },
         )
         .catch((err: unknown) => {
-          onLine(`==> the build's log could not be read: ${String(err)}`);
+          logError = `==> the build's log could not be read: ${String(err)}`;
           out.end();
         });
     });

@@ -276,9 +276,9 @@ fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http
 
     released = spec('echo "build says $GREETING"; npm run build --silent');
     await builds.start(released, await pushBuildContext(registry, settings, released, checkout));
-    const lines: string[] = [];
-    const built = await builds.follow(released, (line) => lines.push(line));
-    expect([built.state, built.exitCode, lines]).toEqual(['succeeded', 0, ['build says hello']]);
+    let output = '';
+    const built = await builds.follow(released, (text) => (output += text));
+    expect([built.state, built.exitCode, output]).toEqual(['succeeded', 0, 'build says hello\n']);
     expect(built.workspace?.length).toBeGreaterThan(0);
     releasedImage = await new AppImages(registry, settings).push(released, built.workspace!);
 
@@ -286,7 +286,7 @@ fs.writeFileSync('dist/server.js', "console.log('listening'); require('node:http
     await builds.start(slow, await pushBuildContext(registry, settings, slow, checkout));
     let started!: () => void;
     const sawStart = new Promise<void>((resolve) => (started = resolve));
-    const following = builds.follow(slow, (line) => line === 'started' && started());
+    const following = builds.follow(slow, (text) => text.includes('started\n') && started());
     await sawStart;
     await builds.cancel(slow);
     expect(await following).toEqual({ state: 'cancelled' });
