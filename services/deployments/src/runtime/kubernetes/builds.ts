@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { k8s, type Kubernetes } from '@platform/kube';
 import { buildJobName, buildJobObjects } from './build-job';
+import { followBuildLog } from './build-log';
 import { buildExitCode, collectWorkspace } from './build-output';
 import { buildOutcome, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
@@ -28,28 +27,6 @@ export interface BuildResult {
 const POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const notFound = (err: unknown) => (err as { code?: number } | null)?.code === 404;
-
-/**
- * A Writable that hands on the log's text chunk by chunk, as it arrives (a character split between
- * two chunks goes with the second): lines are the log's to make (LogBuffer), so a flood costs
- * a few objects a chunk, not several a line, and a line without a newline is cut at
- * LOG_LINE_MAX_BYTES with its whole length, as locally.
- */
-function textWriter(onOutput: (text: string) => void): Writable {
-  const decoder = new StringDecoder('utf8');
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      const text = decoder.write(chunk);
-      if (text) onOutput(text);
-      done();
-    },
-    final(done) {
-      const rest = decoder.end();
-      if (rest) onOutput(rest);
-      done();
-    },
-  });
-}
 
 export class KubernetesBuilds {
   private readonly core: Kubernetes.CoreV1Api;
@@ -112,7 +89,7 @@ export class KubernetesBuilds {
       if (current.status?.phase === 'Failed') break;
       await sleep(POLL_MS);
     }
-    const logEnded = this.streamLog(podName, onOutput);
+    const logEnded = followBuildLog(this.kc, namespace, podName, onOutput);
     // Until the Job has a verdict: a command that exited 0 waits for its workspace to be copied.
     let workspace: Buffer | undefined;
     for (;;) {
@@ -132,34 +109,6 @@ export class KubernetesBuilds {
       ...(logError !== undefined && { logError }),
       ...(result.state === 'succeeded' && workspace && { workspace }),
     };
-  }
-
-  /** Follows the build container's log to its end; why it ended early, if it did. */
-  private streamLog(
-    podName: string,
-    onOutput: (text: string) => void,
-  ): Promise<string | undefined> {
-    return new Promise<string | undefined>((resolve) => {
-      let logError: string | undefined;
-      const out = textWriter(onOutput);
-      out.on('finish', () => resolve(logError));
-      void new k8s.Log(this.kc)
-        .log(
-          this.settings.buildNamespace,
-          podName,
-          'build',
-          out,
-          (err: unknown) => {
-            if (err) logError = `==> the build's log stopped: ${String(err)}`;
-            if (!out.writableEnded) out.end();
-          },
-          { follow: true },
-        )
-        .catch((err: unknown) => {
-          logError = `==> the build's log could not be read: ${String(err)}`;
-          out.end();
-        });
-    });
   }
 
   /** Deletes the Job; its pod (and so the build) goes with it. */
