@@ -1,3 +1,4 @@
 export * from './client';
+export * from './client-shape';
 export * from './cluster';
 export * from './registry';

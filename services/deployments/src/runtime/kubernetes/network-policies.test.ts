@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { findOrStartCluster, kubeConfigOf, type Cluster, type Kubernetes } from '@platform/kube';
+import {
+  findOrStartCluster,
+  k8s,
+  kubeConfigOf,
+  type Cluster,
+  type Kubernetes,
+} from '@platform/kube';
 import {
   namespaceHandle,
   nodePod,
@@ -62,6 +68,9 @@ describe('the runner’s NetworkPolicies on the local cluster', () => {
   let projectB: TestNamespace;
   const pods: Record<string, Kubernetes.V1Pod> = {};
   let webService: string;
+  const projectIdA = id();
+  /** Namespaces a test made, removed with the others. */
+  const extra: TestNamespace[] = [];
 
   const run = async (ns: TestNamespace, name: string) => {
     pods[name] = await ns.runPod(
@@ -102,7 +111,7 @@ describe('the runner’s NetworkPolicies on the local cluster', () => {
     platform = await testNamespace(cluster, 'np-platform');
     settings = { ...testRunnerSettings(cluster), ingressControllerNamespace: router.name };
     const releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
-    const [a, b] = [id(), id()];
+    const [a, b] = [projectIdA, id()];
     await releases.apply([
       ...projectNamespaceObjects(settings, a),
       ...projectNamespaceObjects(settings, b),
@@ -142,7 +151,9 @@ describe('the runner’s NetworkPolicies on the local cluster', () => {
 
   afterAll(async () => {
     await Promise.all(
-      [router, platform, projectA, projectB].map((ns) => ns?.remove().catch(() => undefined)),
+      [router, platform, projectA, projectB, ...extra].map((ns) =>
+        ns?.remove().catch(() => undefined),
+      ),
     );
   });
 
@@ -161,6 +172,75 @@ describe('the runner’s NetworkPolicies on the local cluster', () => {
       },
     );
   }, 60_000);
+
+  test('a new pod of a project reaches no pod or Service of another project from its first moment', async () => {
+    // From its first instruction, for 3 s: another project's app by pod and by Service, every
+    // 20 ms; then it serves what it got, with the milliseconds since it started.
+    const FIRST_MOMENTS = `
+const http = require('node:http');
+const targets = JSON.parse(process.argv[1]);
+const started = Date.now();
+const attempt = (url) => new Promise((resolve) => {
+  const req = http.get(url, { agent: false, timeout: 1000 }, (res) => { res.resume(); resolve('CONNECTED'); });
+  req.once('timeout', () => { req.destroy(); resolve('timeout'); });
+  req.once('error', (err) => resolve(err.code ?? String(err)));
+});
+const seen = [];
+(async () => {
+  while (Date.now() - started < 3000) {
+    for (const url of targets) seen.push([Date.now() - started, url, await attempt(url)]);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  http.createServer((req, res) => res.end(req.url === '/ready' ? 'ok' : JSON.stringify(seen))).listen(${APP_PORT});
+})();
+`;
+    const name = 'newcomer';
+    const c = id();
+    await new KubernetesReleases(kubeConfigOf(cluster), settings).apply(
+      projectNamespaceObjects(settings, c),
+    );
+    const projectC = namespaceHandle(cluster, appNamespaceOf(settings, c));
+    extra.push(projectC);
+    await waitFor(
+      () =>
+        projectC.core.readNamespacedServiceAccount({ name: 'default', namespace: projectC.name }),
+      { timeoutMs: 60_000, what: 'the project namespace’s ServiceAccount' },
+    );
+    await projectC
+      .runPod(
+        await nodePod(cluster, {
+          name,
+          args: ['-e', FIRST_MOMENTS, JSON.stringify([podUrl('web'), webService])],
+          readyPath: '/ready',
+        }),
+      )
+      .then((pod) => (pods[name] = pod));
+    const seen = (await (await fetch(podUrl(name))).json()) as [number, string, string][];
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.filter(([, , result]) => !BLOCKED.test(result))).toEqual([]);
+  }, 120_000);
+
+  test('the cluster stores the project’s policy and limits as the runner wrote them', async () => {
+    const written = projectNamespaceObjects(settings, projectIdA) as Kubernetes.KubernetesObject[];
+    const specOf = (kind: string, name: string) =>
+      (written.find((o) => o.kind === kind && o.metadata?.name === name) as { spec: object }).spec;
+    const networking = kubeConfigOf(cluster).makeApiClient(k8s.NetworkingV1Api);
+    const policy = await networking.readNamespacedNetworkPolicy({
+      name: 'tenant-traffic',
+      namespace: projectA.name,
+    });
+    const limits = await projectA.core.readNamespacedLimitRange({
+      name: 'containers',
+      namespace: projectA.name,
+    });
+    // Read back through the client's models (`_from`, `_default`), compared as the API has them.
+    expect(
+      JSON.parse(JSON.stringify(policy.spec?.ingress).replaceAll('"_from"', '"from"')),
+    ).toEqual((specOf('NetworkPolicy', 'tenant-traffic') as { ingress: unknown }).ingress);
+    expect(limits.spec?.limits[0]?._default).toEqual(
+      (specOf('LimitRange', 'containers') as { limits: { default: object }[] }).limits[0]!.default,
+    );
+  });
 
   test('a project’s pod resolves names through the cluster DNS', async () => {
     await expectReach(

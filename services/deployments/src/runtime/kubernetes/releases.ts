@@ -1,4 +1,4 @@
-import { k8s, type Kubernetes } from '@platform/kube';
+import { inClientShape, k8s, type Kubernetes } from '@platform/kube';
 import {
   appNamespaceOf,
   releaseObjects,
@@ -81,7 +81,7 @@ export class KubernetesReleases {
   async apply(objects: K8sObject[]): Promise<void> {
     for (const object of objects) {
       await this.objects.patch(
-        object,
+        inClientShape(object),
         undefined,
         undefined,
         FIELD_MANAGER,
@@ -187,7 +187,12 @@ export class KubernetesReleases {
       annotations: { ...object.metadata.annotations, [GENERATION]: generation },
     };
     if (!live) {
-      await this.objects.create({ ...object, metadata }, undefined, undefined, FIELD_MANAGER);
+      await this.objects.create(
+        inClientShape({ ...object, metadata }),
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+      );
       return;
     }
     await this.apply([
