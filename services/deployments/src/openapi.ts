@@ -202,7 +202,8 @@ export function registerDeploymentsApi(registry: OpenAPIRegistry): void {
       request: { params: deploymentParams },
       responses: {
         200: {
-          description: 'The deployment, CANCELLED; a running step is stopped.',
+          description:
+            'The deployment, CANCELLED, its log saying why (`Deployment cancelled by its owner.`, written before the status changed); a running step is stopped.',
           ...jsonContent(deployment),
         },
         409: ref('Conflict'),

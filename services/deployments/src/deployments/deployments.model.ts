@@ -31,6 +31,11 @@ export interface DeploymentDoc extends OwnerFields {
   claimedAt: Date | null;
   /** Why it was cancelled when not by its owner: `superseded by <id>` (newest wins). */
   cancelReason: string | null;
+  /**
+   * Until when one trigger superseding it has it (its reason line, then its status change), so
+   * that of a burst of racing triggers one writes the line, not each of them.
+   */
+  supersedeClaimUntil?: Date | null;
   /** Claims given back in good order (a worker shutting down), so not lost with their worker. */
   handedBack: number;
   /** The account limit the pipeline last said (in the log) this deployment waits for. */
@@ -58,6 +63,7 @@ const deploymentSchema = new Schema<DeploymentDoc>(
     handedBack: { type: Number, default: 0 },
     claimedAt: { type: Date, default: null },
     cancelReason: { type: String, default: null },
+    supersedeClaimUntil: { type: Date, default: null },
     waitingNoted: { type: String, enum: [...WAIT_REASONS, null], default: null },
     ...outboxFields,
   },

@@ -2,7 +2,6 @@ import {
   findPage,
   mapPage,
   parseObjectId,
-  transition,
   type OutboxWriter,
   type Page,
   type PageRequest,
@@ -10,11 +9,11 @@ import {
 import type { Models } from '../models';
 import type { DeploymentDoc } from './deployments.model';
 import { LogStore } from './log-store';
-import { assertTransitionAllowed, type DeploymentStatus } from './status';
+import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
+import { StatusWrites, type CancelOutcome } from './status-writes';
 import {
   LIST_FIELDS,
   inService,
-  statusChange,
   toDeployment,
   type Deployment,
   type DeploymentWithLogs,
@@ -31,6 +30,9 @@ export {
   type ServiceRef,
 } from './deployment';
 
+/** The line of a deployment its owner cancelled. */
+export const OWNER_CANCEL_LINE = 'Deployment cancelled by its owner.';
+
 /**
  * The deployments as the API and the pipeline read them, their status changes after creation
  * (the trigger's writes are trigger.repository.ts's), and their removal with their project or
@@ -38,24 +40,35 @@ export {
  */
 export class DeploymentsRepository {
   readonly logs: LogStore;
+  private readonly writes: StatusWrites;
 
   /** Status events are written through `outbox` (the relay publishes them at once). */
   constructor(
     private readonly models: Models,
-    private readonly outbox: OutboxWriter,
+    outbox: OutboxWriter,
     logLimitBytes?: number,
   ) {
     this.logs = new LogStore(models, logLimitBytes);
+    this.writes = new StatusWrites(models, outbox, this.logs);
   }
 
-  /** A deployment with its logs, only when it belongs to this service of this project and account. */
+  /**
+   * A deployment with its logs, only when it belongs to this service of this project and account.
+   * The log's chunks are read after the deployment: a CANCELLED or FAILED one had the line saying
+   * why written before its status changed, so they have it. Its head is read beside the
+   * deployment, and again when there was none and the deployment has ended (the head of a log
+   * nobody had written may come with the reason).
+   */
   async findInService(ref: ServiceRef, id: string): Promise<DeploymentWithLogs | null> {
     const _id = parseObjectId(id, 'Deployment');
-    const [doc, logs] = await Promise.all([
+    const logId = _id.toHexString();
+    const [doc, head] = await Promise.all([
       this.models.deployments.findOne(inService(ref, _id), LIST_FIELDS).lean<DeploymentDoc>(),
-      this.logsOf(ref, id),
+      this.logs.head(logId, ref.accountId),
     ]);
-    return doc ? { ...toDeployment(doc), logs } : null;
+    if (!doc) return null;
+    const after = head ?? (isFinal(doc.status) ? await this.logs.head(logId, ref.accountId) : null);
+    return { ...toDeployment(doc), logs: await this.logs.textOf(after) };
   }
 
   /** The service's deployments newest first, `limit` at a time, optionally of some statuses. */
@@ -110,20 +123,19 @@ export class DeploymentsRepository {
     current: Deployment,
     to: DeploymentStatus,
     lease?: { owner: string; attempt: number },
-    cancelReason?: string,
   ): Promise<Deployment | null> {
     assertTransitionAllowed(current.status, to);
-    const id = parseObjectId(current.id, 'Deployment');
-    const doc = await this.outbox.write(this.models.deployments, id, () =>
-      transition(this.models.deployments, {
-        where: {
-          ...inService(current, id),
-          ...(lease && { leaseOwner: lease.owner, attempts: lease.attempt }),
-        },
-        ...statusChange(current, to, new Date(), cancelReason),
-      }),
+    return this.writes.change(current, to, lease);
+  }
+
+  /** Its owner's cancel, the line saying so in its log first (StatusWrites.cancel), with its log. */
+  async cancelByOwner(current: Deployment): Promise<CancelOutcome> {
+    assertTransitionAllowed(current.status, 'CANCELLED');
+    return this.writes.cancel(
+      current,
+      { line: OWNER_CANCEL_LINE },
+      { followSteps: true, withLogs: true },
     );
-    return doc ? toDeployment(doc) : null;
   }
 
   /**

@@ -4,7 +4,7 @@ import type { DeploymentsRepository } from './deployments.repository';
 import { waitingFor, type AccountLimits } from './account-limits';
 import type { BuildStore } from '../builds/build-store';
 import type { SourceSnapshots } from '../source/snapshot';
-import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
+import { isFinal, transitionRefused, type DeploymentStatus } from './status';
 import type { StatusWatch } from './status-watch';
 import type { FollowerSink, LogFollowers } from './log-followers';
 
@@ -92,22 +92,18 @@ export class DeploymentsService {
   }
 
   /**
-   * CANCELLED from BUILDING or DEPLOYING; 409 once final. The change is conditional on the
-   * status read: when the pipeline moves it on at that very moment, the cancel follows it to
-   * the new status (at most twice: the lifecycle has two steps). A worker running the deployment
-   * notices at its next heartbeat.
+   * CANCELLED from BUILDING or DEPLOYING, its log saying `Deployment cancelled by its owner.`
+   * (written first); 409 once final. The change is conditional on the status read: when the
+   * pipeline moves it on at that very moment, the cancel follows it to the new status; when it
+   * ends first, 409 (StatusWrites.cancel). A worker running the deployment notices at its next
+   * heartbeat.
    */
   async cancelDeployment(ref: ServiceRef, deploymentId: string): Promise<DeploymentWithLogs> {
-    for (;;) {
-      const current = await this.deps.deployments.find(ref, deploymentId);
-      if (!current) throw notFound('Deployment');
-      assertTransitionAllowed(current.status, 'CANCELLED');
-      const [cancelled, logs] = await Promise.all([
-        this.deps.deployments.changeStatus(current, 'CANCELLED'),
-        this.deps.deployments.logsOf(ref, deploymentId),
-      ]);
-      if (cancelled) return { ...cancelled, logs };
-    }
+    const current = await this.deps.deployments.find(ref, deploymentId);
+    if (!current) throw notFound('Deployment');
+    const { cancelled, now, logs } = await this.deps.deployments.cancelByOwner(current);
+    if (!cancelled) throw now ? transitionRefused(now.status, 'CANCELLED') : notFound('Deployment');
+    return { ...cancelled, logs: logs ?? '' };
   }
 
   /** The deployment (404 unless it is of this service). */

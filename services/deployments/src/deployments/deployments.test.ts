@@ -353,7 +353,10 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments/:deployme
     expect(upper.status).toBe(200);
     expect(upper.body).toEqual(lower.body);
     expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({ id: created.body.id, logs: 'building abcdef1\n' });
+    expect(cancelled.body).toMatchObject({
+      id: created.body.id,
+      logs: 'building abcdef1\nDeployment cancelled by its owner.\n',
+    });
   });
 
   it.each(['not-an-id', '123', new Types.ObjectId().toHexString()])(
@@ -401,7 +404,7 @@ describe('GET /api/projects/:projectId/services/:serviceId/deployments', () => {
 });
 
 describe('newest wins', () => {
-  it('leaves exactly one of racing triggers BUILDING, the newest, and cancels the others as superseded by a newer one', async () => {
+  it('leaves exactly one of racing triggers BUILDING, the newest, and cancels the others as superseded by a newer one, each with one line', async () => {
     const service = h.projects.addService();
     const other = h.projects.addService(buildService({ accountId: service.accountId }));
     const elsewhere = await h.api.trigger(other, { commitHash: newCommitHash() });
@@ -418,6 +421,7 @@ describe('newest wins', () => {
     expect(listed.map((d) => d.status)).toEqual(['BUILDING', ...Array(11).fill('CANCELLED')]);
     const newest = listed[0]!.id;
     for (const { id } of listed.slice(1)) {
+      // Of the triggers racing to cancel it, the one that claimed it wrote its line: one line.
       expect(await h.logs(id)).toMatch(/^Deployment cancelled: superseded by [0-9a-f]{24}\.\n$/);
       expect(await h.changes(id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
     }
@@ -437,7 +441,10 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     const second = await h.api.cancel(service, id);
 
     expect(first.status).toBe(200);
-    expect(first.body).toEqual(readBack(service, body, created, 'CANCELLED'));
+    expect(first.body).toEqual({
+      ...readBack(service, body, created, 'CANCELLED'),
+      logs: 'Deployment cancelled by its owner.\n',
+    });
     expect(second.status).toBe(409);
     expect(second.body).toEqual({
       error: 'CONFLICT',
@@ -470,7 +477,10 @@ describe('POST /api/projects/:projectId/services/:serviceId/deployments/:deploym
     expect(refused).toHaveLength(9);
     for (const r of refused) expect(r.body.error).toBe('CONFLICT');
     expect(await h.changes(created.body.id)).toEqual(['->BUILDING', 'BUILDING>CANCELLED']);
-    expect((await h.api.get(service, created.body.id)).body.status).toBe('CANCELLED');
+    const read = (await h.api.get(service, created.body.id)).body;
+    expect(read.status).toBe('CANCELLED');
+    // Those that raced to the write each said why first (all true: it is cancelled, by its owner).
+    expect(read.logs).toMatch(/^(Deployment cancelled by its owner\.\n)+$/);
   });
 
   it('records exactly one of a cancel and the pipeline’s move on, however they race', async () => {

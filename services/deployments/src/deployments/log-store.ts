@@ -1,4 +1,4 @@
-import { insertOnce } from '@platform/shared';
+import { insertOnce, isDuplicateKeyError } from '@platform/shared';
 import type { Models } from '../models';
 import type { DeploymentLogsDoc, LogChunkDoc } from './deployments.model';
 
@@ -22,12 +22,17 @@ export interface LogLine {
   text: string;
 }
 
+/** What reading a whole log needs of its head. */
+export type LogHead = Pick<DeploymentLogsDoc, '_id' | 'firstSeq' | 'trimmed'>;
+
 /** What an append may also require of the head, and set on it, in the same update. */
 export interface AppendOptions {
   /** Only while no later claim (the deployment's `attempts`) has written; then it is this one's. */
   attempt?: number;
   where?: Record<string, unknown>;
   set?: Record<string, unknown>;
+  /** Whose it is, to make the head when missing; the caller removes it if the deployment is gone. */
+  opening?: Omit<LogOwner, 'deploymentId'>;
 }
 
 const linesOf = (text: string) => text.split('\n').slice(0, -1);
@@ -39,8 +44,16 @@ const START: ChunkEnd = { seq: -1, lastLine: 0, totalBytes: 0 };
 /** The newest chunk first: the index `{deploymentId, seq}` read backwards. */
 const NEWEST_CHUNK = { seq: -1 } as const;
 
-/** Racing appends of one log: the one that lost the chunk number numbers again from the winner. */
-const MAX_NUMBERING_TRIES = 5;
+/** An append that lost the numbering to others `tries` times in a row. */
+export class LogContention extends Error {
+  constructor(deploymentId: string, tries: number) {
+    super(`log ${deploymentId}: ${tries} appends at once took the next number`);
+    this.name = 'LogContention';
+  }
+}
+
+/** Racing appends of one log: a loser numbers again; each round one gets in (cancels may burst). */
+const MAX_NUMBERING_TRIES = 32;
 
 /**
  * Deployments' logs, append-only (deployments.model.ts). An append is two round trips: the head
@@ -52,8 +65,9 @@ const MAX_NUMBERING_TRIES = 5;
  * other numbers again. A follower reads only what it has not seen (`linesAfter`) and lines keep
  * their numbers for good. Beyond `limitBytes` the oldest chunks go (a chunk larger than that on
  * its own keeps its last lines), and the log then starts with TRIMMED_MARKER; the marker counts
- * toward the limit. One writer at a time a log: the pipeline's run while it holds the deployment
- * (`attempt`), LiveLogs after.
+ * toward the limit. Its writers: the pipeline's run while it holds the deployment (`attempt`),
+ * LiveLogs after, and a cancel's reason (status-writes.ts) at any time, written before the status
+ * changes: of appends racing, each numbers after the one that got in first.
  */
 export class LogStore {
   private readonly keptBytes: number;
@@ -72,9 +86,16 @@ export class LogStore {
     await insertOnce(this.models.logs.create({ _id: deploymentId, ...fields }));
   }
 
+  /** The log of one deployment, gone with it. */
+  async remove(deploymentId: string): Promise<void> {
+    await this.models.logs.deleteOne({ _id: deploymentId });
+    await this.models.logChunks.deleteMany({ deploymentId });
+  }
+
   /**
-   * Appends `text` (whole lines: a missing last newline is added), if the head exists and
-   * matches `options`. False when it does not (the deployment is gone, or a later claim wrote).
+   * Appends `text` (whole lines: a missing last newline is added), if the head exists (or is
+   * made, `opening`) and matches `options`. False when it does not (the deployment is gone, or a
+   * later claim wrote).
    */
   async append(deploymentId: string, text: string, options: AppendOptions = {}): Promise<boolean> {
     let body = text && !text.endsWith('\n') ? `${text}\n` : text;
@@ -97,11 +118,7 @@ export class LogStore {
     };
     for (let tries = 1; ; tries++) {
       const [head, last] = await Promise.all([
-        Object.keys(set).length > 0
-          ? this.models.logs
-              .findOneAndUpdate(filter, { $set: set }, { new: true })
-              .lean<DeploymentLogsDoc>()
-          : this.models.logs.findOne(filter).lean<DeploymentLogsDoc>(),
+        this.checkHead(filter, set, options.opening),
         body ? this.newestChunk(deploymentId) : null,
       ]);
       if (!head) {
@@ -129,20 +146,54 @@ export class LogStore {
         return true;
       }
       // Another append took the number: the head decides again whether this one may write.
-      if (tries >= MAX_NUMBERING_TRIES) {
-        throw new Error(`log ${deploymentId}: ${tries} appends at once took the next number`);
-      }
+      if (tries >= MAX_NUMBERING_TRIES) throw new LogContention(deploymentId, tries);
     }
+  }
+
+  /** The head as an append finds it: checked, its fields set, made first when `opening`. */
+  private async checkHead(
+    filter: Record<string, unknown>,
+    set: Record<string, unknown>,
+    opening?: AppendOptions['opening'],
+  ): Promise<DeploymentLogsDoc | null> {
+    const update = {
+      ...(Object.keys(set).length > 0 && { $set: set }),
+      ...(opening && { $setOnInsert: opening }),
+    };
+    if (Object.keys(update).length === 0) {
+      return this.models.logs.findOne(filter).lean<DeploymentLogsDoc>();
+    }
+    const write = (upsert: boolean) =>
+      this.models.logs
+        .findOneAndUpdate(filter, update, { new: true, upsert })
+        .lean<DeploymentLogsDoc>();
+    // A racing upsert that lost (11000 where the server does not retry it) finds the head made.
+    return write(opening !== undefined).catch((err: unknown) => {
+      if (isDuplicateKeyError(err)) return write(false);
+      throw err;
+    });
   }
 
   /** The whole log as kept ('' when there is none); of the account only, when given. */
   async read(deploymentId: string, accountId?: string): Promise<string> {
-    const head = await this.models.logs
+    return this.textOf(await this.head(deploymentId, accountId));
+  }
+
+  /** What `textOf` needs of the log's head (null without one); of the account only, when given. */
+  head(deploymentId: string, accountId?: string): Promise<LogHead | null> {
+    return this.models.logs
       .findOne({ _id: deploymentId, ...(accountId && { accountId }) }, { firstSeq: 1, trimmed: 1 })
-      .lean<DeploymentLogsDoc>();
+      .lean<LogHead>();
+  }
+
+  /**
+   * The whole log as kept, its chunks read now: whatever was appended before the caller's earlier
+   * reads is in it ('' without a head).
+   */
+  async textOf(head: LogHead | null): Promise<string> {
     if (!head) return '';
     const chunks = await this.models.logChunks
-      .find({ deploymentId, seq: { $gte: head.firstSeq } }, { text: 1 })
+      .find({ deploymentId: head._id, seq: { $gte: head.firstSeq } }, { text: 1 })
       .sort({ seq: 1 })
       .lean<Pick<LogChunkDoc, 'text'>[]>();
     return (head.trimmed ? TRIMMED_MARKER : '') + chunks.map((c) => c.text).join('');

@@ -19,13 +19,15 @@ export const isFinal = (status: DeploymentStatus): boolean => NEXT[status].lengt
 export const canTransition = (from: DeploymentStatus, to: DeploymentStatus): boolean =>
   NEXT[from].includes(to);
 
+/** The 409 CONFLICT of a change from `from` to `to` the lifecycle does not allow. */
+export const transitionRefused = (from: DeploymentStatus, to: DeploymentStatus) =>
+  conflict(
+    isFinal(from)
+      ? `The deployment is already ${from} and can no longer change.`
+      : `A deployment cannot go from ${from} to ${to}.`,
+  );
+
 /** Throws 409 CONFLICT when the lifecycle does not allow `from` → `to`. */
 export function assertTransitionAllowed(from: DeploymentStatus, to: DeploymentStatus): void {
-  if (!canTransition(from, to)) {
-    throw conflict(
-      isFinal(from)
-        ? `The deployment is already ${from} and can no longer change.`
-        : `A deployment cannot go from ${from} to ${to}.`,
-    );
-  }
+  if (!canTransition(from, to)) throw transitionRefused(from, to);
 }

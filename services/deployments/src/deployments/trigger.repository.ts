@@ -5,7 +5,6 @@ import {
   ownershipPath,
   projectsClient,
   serviceUnavailable,
-  transition,
   type InternalClient,
   type OutboxWriter,
 } from '@platform/shared';
@@ -15,10 +14,9 @@ import { NO_LEASE, type DeploymentDoc } from './deployments.model';
 import type { IdempotencyKeyDoc } from './idempotency.model';
 import type { LogStore } from './log-store';
 import { ACTIVE_STATUSES } from './status';
+import { StatusWrites } from './status-writes';
 import {
   LIST_FIELDS,
-  inService,
-  statusChange,
   statusEvent,
   toDeployment,
   type Deployment,
@@ -55,15 +53,17 @@ export interface OwnedSource {
  */
 export class TriggerRepository {
   private readonly projects: InternalClient;
+  private readonly writes: StatusWrites;
 
   /** Status events are written through `outbox`; superseded lines through `logs`. */
   constructor(
     private readonly models: Models,
     private readonly outbox: OutboxWriter,
-    private readonly logs: LogStore,
+    logs: LogStore,
     config: { PROJECTS_URL: string; INTERNAL_SECRET: string },
   ) {
     this.projects = projectsClient(config);
+    this.writes = new StatusWrites(models, outbox, logs);
   }
 
   /**
@@ -168,9 +168,9 @@ export class TriggerRepository {
    * Newest wins (contracts.md): cancels the service's deployments still BUILDING that are older
    * than its newest one still running (BUILDING or DEPLOYING), each with `superseded by <that
    * one's id>`. Called after every insert: racing triggers insert in any order, and whichever
-   * runs last sees every one of them, so exactly the newest is left. Those running stop at their
-   * worker's next heartbeat and log it; one no worker holds gets the line in its log here.
-   * Each cancel is one conditional update from BUILDING (a change that came first wins).
+   * runs last sees every one of them, so exactly the newest is left. Each cancel writes its line
+   * in the log, then is one conditional update from BUILDING (a change that came first wins:
+   * StatusWrites.cancel); those running stop at their worker's next heartbeat.
    * Returns the ones it cancelled.
    */
   async supersedeOlder(ref: ServiceRef): Promise<Deployment[]> {
@@ -187,23 +187,13 @@ export class TriggerRepository {
       .lean<DeploymentDoc[]>();
     if (!newest) return [];
     const older = rest.filter((doc) => doc.status === 'BUILDING');
-    const reason = `superseded by ${newest._id.toHexString()}`;
+    const cancelReason = `superseded by ${newest._id.toHexString()}`;
+    const reason = { line: `Deployment cancelled: ${cancelReason}.`, cancelReason };
     const cancelled: Deployment[] = [];
     for (const doc of older) {
-      const current = toDeployment(doc);
-      const done = await this.outbox.write(this.models.deployments, doc._id, () =>
-        transition(this.models.deployments, {
-          where: inService(ref, doc._id),
-          ...statusChange(current, 'CANCELLED', new Date(), reason),
-        }),
-      );
-      if (!done) continue;
-      cancelled.push(toDeployment(done));
-      // Held by nobody: no worker will write its log, so the reason is written here.
-      if (doc.leaseUntil.getTime() <= Date.now()) {
-        await this.logs.create({ ...ref, deploymentId: current.id });
-        await this.logs.append(current.id, `Deployment cancelled: ${reason}.\n`);
-      }
+      // Racing triggers: the one that claims it writes the line and cancels it (claimSupersede).
+      const outcome = await this.writes.cancel(toDeployment(doc), reason, { followSteps: false });
+      if (outcome.cancelled) cancelled.push(outcome.cancelled);
     }
     return cancelled;
   }

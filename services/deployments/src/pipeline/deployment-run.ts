@@ -211,9 +211,9 @@ export class DeploymentRun {
     if (!interruption) return;
     switch (interruption.reason) {
       case 'status-changed': {
-        const { status, cancelReason } = interruption.now;
-        const why = cancelReason ? ` (${cancelReason})` : '';
-        this.log.line(`Deployment ${status.toLowerCase()}${why}: the ${step} step was stopped.`);
+        // Why is in the log already: whoever cancelled it wrote that before the status changed.
+        const { status } = interruption.now;
+        this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
         await this.saveLogs(true);
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
