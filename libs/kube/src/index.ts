@@ -1,3 +1,4 @@
 export * from './client';
 export * from './cluster';
 export * from './registry';
+export * from './image-archive';
