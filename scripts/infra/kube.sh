@@ -1,12 +1,14 @@
 # shellcheck shell=bash disable=SC2034 # *_WAIT_S/*_STOP_GRACE_S are read indirectly by infra.sh
 # A single-node Kubernetes cluster for infra.sh (sourced): etcd, kube-apiserver, the controller
-# manager, the scheduler, containerd v2 with Debian's runc and CNI plugins, kubelet, kube-proxy
+# manager, the scheduler, containerd v2 with runc (built: pods' user namespaces need runc >= 1.2)
+# and Debian's CNI plugins, kubelet, kube-proxy
 # (nftables), kube-router's firewall (enforces NetworkPolicies), CoreDNS and Debian's
 # docker-registry, all on this machine. Not part of `all`.
 #
 # Built once from the Go module proxy into $INFRA_CACHE_DIR/kube (kube/cluster: one binary
 # dispatching to each Kubernetes component and etcd; containerd and its runc shim; kube/coredns;
-# kube/kube-router; crane, which makes images from tarballs). kube/run.sh starts and supervises the processes;
+# kube/kube-router; crane, which makes images from tarballs; runc; kaniko's executor, which builds
+# a repository's own Dockerfile in a build pod). kube/run.sh starts and supervises the processes;
 # kube/host.sh records what the cluster changes on the host and puts it back at `stop`.
 
 # shellcheck source=kube/config.sh
@@ -15,13 +17,18 @@
 . "$INFRA_DIR/kube/host.sh"
 # shellcheck source=kube/images.sh
 . "$INFRA_DIR/kube/images.sh"
+# shellcheck source=kube/kaniko.sh
+. "$INFRA_DIR/kube/kaniko.sh"
 
 KUBE_WAIT_S="${KUBE_WAIT_S:-300}"
 KUBE_STOP_GRACE_S=60
 KUBE_VERSION=v1.36.3
 KUBE_CONTAINERD_VERSION=v2.2.9
 KUBE_CRANE_VERSION=v0.22.1
-KUBE_APT_PACKAGES=(runc containernetworking-plugins docker-registry conntrack busybox-static ipset)
+# runc with cgo and libseccomp: Debian's 1.1.5 cannot run a pod with `hostUsers: false`
+# ("runtime does not support user namespaces"), which a Dockerfile's build needs (kaniko.sh).
+KUBE_RUNC_VERSION=v1.4.3
+KUBE_APT_PACKAGES=(runc containernetworking-plugins docker-registry conntrack busybox-static ipset libseccomp-dev)
 KUBE_GO_FLAGS=(-p 2 -trimpath)
 # kube-router is built one package at a time: it is the smallest, and builds beside the others.
 KUBE_ROUTER_GO_FLAGS=(-p 1 -trimpath)
@@ -30,6 +37,7 @@ kube_url() {
   echo "KUBECONFIG=$KUBE_DIR/admin.kubeconfig"
   echo "KUBE_REGISTRY=127.0.0.1:$KUBE_REGISTRY_PORT"
   echo "KUBE_NODE_IMAGE=$KUBE_NODE_IMAGE"
+  echo "KUBE_KANIKO_IMAGE=$KUBE_KANIKO_IMAGE"
   # CoreDNS answers on the node, not as a kube-dns pod: the runner's NetworkPolicies open it.
   echo "KUBE_DNS_CIDRS=$KUBE_NODE_IP/32"
 }
@@ -53,6 +61,7 @@ kube_router_bin() {
 }
 kube_containerd_dir() { echo "$KUBE_CACHE/containerd-$KUBE_CONTAINERD_VERSION"; }
 kube_crane() { echo "$KUBE_CACHE/crane-$KUBE_CRANE_VERSION/crane"; }
+kube_runc() { echo "$KUBE_CACHE/runc-$KUBE_RUNC_VERSION/runc"; }
 kubectl() { "$(kube_cluster_bin)" kubectl --kubeconfig "$KUBE_DIR/admin.kubeconfig" "$@"; }
 
 # kube_go_build NAME DIR OUT LDFLAGS [GO FLAGS...]: build the wrapper module in DIR (go.sum pins
@@ -102,6 +111,13 @@ kube_install() {
     "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$KUBE_CONTAINERD_VERSION"
   [ -x "$(kube_crane)" ] || kube_go_install "$(dirname "$(kube_crane)")" \
     "github.com/google/go-containerregistry/cmd/crane@$KUBE_CRANE_VERSION"
+  if [ ! -x "$(kube_runc)" ]; then
+    log "kube: building runc $KUBE_RUNC_VERSION (first start only, cgo with libseccomp)"
+    mkdir -p "$(dirname "$(kube_runc)")"
+    GOBIN="$(dirname "$(kube_runc)")" CGO_ENABLED=1 nice -n 19 go install "${KUBE_GO_FLAGS[@]}" \
+      -tags seccomp "github.com/opencontainers/runc@$KUBE_RUNC_VERSION" || die "kube: go install runc failed"
+  fi
+  kube_kaniko_build
   kube_images_build
 }
 

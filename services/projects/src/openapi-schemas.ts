@@ -41,6 +41,7 @@ export function projectsApiSchemas() {
         .regex(/^\//)
         .describe(SETTING_DESCRIPTIONS.healthCheckPath),
       replicas: replicasRule().describe(SETTING_DESCRIPTIONS.replicas),
+      dockerfilePath: z.string().max(1000).nullable().describe(SETTING_DESCRIPTIONS.dockerfilePath),
       url: z.string().url().nullable().openapi({
         readOnly: true,
         description:

@@ -8,6 +8,11 @@ export interface ServiceSettings {
   healthCheckPath: string;
   /** How many copies of the live deployment serve `url` (REPLICAS_MIN–REPLICAS_MAX). */
   replicas: number;
+  /**
+   * A Dockerfile in the repository (a path from its root) that builds the app's image instead of
+   * `buildCommand` on the platform's base image; null: none. Kubernetes runner only.
+   */
+  dockerfilePath: string | null;
 }
 
 /** The settings of a service that was given none (contracts.md, Services): nothing to build. */
@@ -19,4 +24,5 @@ export const DEFAULT_SERVICE_SETTINGS: Readonly<ServiceSettings> = Object.freeze
   startCommand: null,
   healthCheckPath: '/',
   replicas: 1,
+  dockerfilePath: null,
 });

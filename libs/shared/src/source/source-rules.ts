@@ -16,6 +16,7 @@ import { multilineText } from '../http/validation';
  * | rootDirectory     | refused | refused                           | allowed: only ever a part of `<workspace>/<rootDirectory>`, an absolute path |
  * | build/startCommand| refused | LF and tab allowed (scripts), CR refused | allowed: run as a script after a line of the platform's own, so `sh -c` never reads it as an option |
  * | healthCheckPath   | refused | refused (request splitting)       | impossible: starts with `/`    |
+ * | dockerfilePath    | refused | refused                           | allowed: only ever a part of `<workspace>/<dockerfilePath>`, an absolute path |
  */
 
 /* eslint-disable no-control-regex -- refusing control characters is the point */
@@ -117,6 +118,10 @@ export const rootDirectoryRule = (base: z.ZodString = z.string()) =>
     )
     .refine((dir) => !dir.split('/').includes('..'), 'must stay inside the repository (no ..)');
 
+/** A file in the repository: rootDirectory's rules, and not empty (`dockerfilePath`). */
+export const dockerfilePathRule = (base: z.ZodString = z.string()) =>
+  rootDirectoryRule(base.min(1, 'must name a file: null means none'));
+
 /** A build or start command: a shell script for `sh -c`, so newlines and tabs are allowed. */
 export const commandRule = () => multilineText(COMMAND_MAX_LENGTH);
 
@@ -149,6 +154,7 @@ const sourceRules = z.object({
   startCommand: commandRule().nullable(),
   healthCheckPath: healthCheckPathRule(),
   replicas: replicasRule(),
+  dockerfilePath: dockerfilePathRule().nullable(),
   variables: z.array(
     z.discriminatedUnion('secret', [
       z.object({ name: variableNameRule(), secret: z.literal(false), value: variableValueRule() }),

@@ -4,6 +4,7 @@ import type { LocalSourcePolicy, SecretBox } from '@platform/shared';
 import type { Deployment } from '../deployments/deployments.repository';
 import type { AppImages } from '../runtime/kubernetes/app-images';
 import { checkoutLayer, pushBuildContext } from '../runtime/kubernetes/build-job';
+import { pushDockerfileContext } from '../runtime/kubernetes/dockerfile-job';
 import type { BuildResult, KubernetesBuilds } from '../runtime/kubernetes/builds';
 import type { DeploymentSpec, KubernetesRunnerSettings } from '../runtime/kubernetes/objects';
 import type { KubernetesReleases, Release, RolloutResult } from '../runtime/kubernetes/releases';
@@ -67,17 +68,18 @@ export function specOf(d: Deployment, source: OpenedSource): DeploymentSpec {
     healthCheckPath: source.healthCheckPath,
     variables: Object.fromEntries(source.variables.map((v) => [v.name, v.value])),
     replicas: source.replicas,
+    dockerfilePath: source.dockerfilePath,
   };
 }
 
-/** The last line of a build Job that did not succeed. */
-function buildJobFailure(result: BuildResult, timeoutSeconds: number): string {
+/** The last line of a build Job that did not succeed (`what` ran: the build command…). */
+function buildJobFailure(result: BuildResult, timeoutSeconds: number, what: string): string {
   if (result.state === 'cancelled') return 'The build step was stopped.';
   if (result.reason === 'DeadlineExceeded') {
-    return `The build command ran longer than ${timeoutSeconds} s and was stopped.`;
+    return `${what} ran longer than ${timeoutSeconds} s and was stopped.`;
   }
   return result.exitCode !== undefined
-    ? `The build command failed with exit code ${result.exitCode}.`
+    ? `${what} failed with exit code ${result.exitCode}.`
     : `The build failed (${result.reason ?? 'no reason given'}).`;
 }
 
@@ -118,19 +120,59 @@ export class KubernetesSteps implements DeploymentSteps {
     const unfetched = await fetchSource(context, { ...source, repository }, dir, this.options);
     if (unfetched) return failed(unfetched);
     const spec = specOf(d, source);
+    if (spec.dockerfilePath) {
+      return this.buildDockerfile(spec, spec.dockerfilePath, dir, context, source);
+    }
     let workspace: Buffer;
     if (source.buildCommand) {
       context.line(`==> running the build command in a Job: ${source.buildCommand}`);
-      const built = await this.runJob(spec, dir, context, source);
+      const contextImage = await pushBuildContext(this.options.registry, settings, spec, dir);
+      const built = await this.followJob(spec, contextImage, context, source);
       if (built.state !== 'succeeded' || !built.workspace) {
-        return failed(buildJobFailure(built, settings.build.timeoutSeconds));
+        return failed(buildJobFailure(built, settings.build.timeoutSeconds, 'The build command'));
       }
       workspace = built.workspace;
     } else {
       context.line('==> no build command: the checkout is the build');
       workspace = await checkoutLayer(dir);
     }
-    const image = await images.push(spec, workspace);
+    return this.keep(spec, await images.push(spec, workspace), context);
+  }
+
+  /** The service's Dockerfile built by kaniko in a Job; the image it wrote pushed and kept. */
+  private async buildDockerfile(
+    spec: DeploymentSpec,
+    dockerfilePath: string,
+    dir: string,
+    context: StepContext,
+    source: OpenedSource,
+  ): Promise<StepOutcome> {
+    const { images, registry, settings } = this.options;
+    context.line(`==> building the Dockerfile ${dockerfilePath} with kaniko in a Job`);
+    const pushed = await pushDockerfileContext(
+      registry,
+      settings,
+      { ...spec, dockerfilePath },
+      dir,
+    );
+    if ('problem' in pushed) return failed(`The Dockerfile cannot be built: ${pushed.problem}.`);
+    const built = await this.followJob(spec, pushed.image, context, source);
+    if (built.state !== 'succeeded' || !built.workspace) {
+      return failed(
+        buildJobFailure(built, settings.build.timeoutSeconds, "The Dockerfile's build"),
+      );
+    }
+    return this.keep(spec, await images.pushArchive(spec, built.workspace), context);
+  }
+
+  /** Says which image was pushed and deletes the service's images beyond the kept ones. */
+  private async keep(
+    spec: DeploymentSpec,
+    image: string,
+    context: StepContext,
+  ): Promise<StepOutcome> {
+    const { images } = this.options;
+    const d = context.deployment;
     context.line(`==> the app's image: ${image}`);
     const live = await this.liveRelease(d.serviceId);
     const removed = await images.prune(d.serviceId, [d.id, ...(live ? [live.buildId] : [])]);
@@ -138,15 +180,14 @@ export class KubernetesSteps implements DeploymentSteps {
     return { ok: true };
   }
 
-  /** The build Job on the pushed checkout, its output masked into the log; cancel deletes it. */
-  private async runJob(
+  /** Runs the build Job on `contextImage`, its output masked into the log; cancel deletes it. */
+  private async followJob(
     spec: DeploymentSpec,
-    dir: string,
+    contextImage: string,
     context: StepContext,
     source: OpenedSource,
   ): Promise<BuildResult> {
-    const { builds, images, registry, settings } = this.options;
-    const contextImage = await pushBuildContext(registry, settings, spec, dir);
+    const { builds, images } = this.options;
     const cancel = () => void builds.cancel(spec).catch(() => undefined);
     context.signal.addEventListener('abort', cancel, { once: true });
     try {

@@ -55,6 +55,16 @@ describe('a source snapshot that breaks the rules', () => {
     ['replicas of 0', { replicas: 0 }, 'replicas: must be at least 1'],
     ['replicas not a whole number', { replicas: 1.5 }, 'replicas: must be a whole number'],
     [
+      'a Dockerfile path that climbs out',
+      { dockerfilePath: 'a/../../Dockerfile' },
+      'dockerfilePath: must stay inside the repository (no ..)',
+    ],
+    [
+      'an absolute Dockerfile path',
+      { dockerfilePath: '/etc/passwd' },
+      'dockerfilePath: must be relative to the repository (no leading /), without control characters or backslashes',
+    ],
+    [
       'a variable value with NUL (the issue’s sandbox option)',
       { variables: [{ name: 'X', value: 'x\u0000--ro-bind\u0000/\u0000/host' }] },
       'variable 1 X (value): must not contain the NUL character',

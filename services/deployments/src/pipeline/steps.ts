@@ -94,6 +94,11 @@ export class LocalSteps implements DeploymentSteps {
     const source = await openSource(d, this.options.snapshots, this.options.secretBox);
     if (!source) return failed('The deployment has no source snapshot.');
     if (typeof source === 'string') return failed(source);
+    if (source.dockerfilePath) {
+      return failed(
+        `The local runtime does not build Dockerfiles (dockerfilePath ${source.dockerfilePath}): they are built where the platform runs apps on Kubernetes (RUNTIME=kubernetes).`,
+      );
+    }
     if (source.buildOf) {
       const kept = await builds.find(refOf(d, source.buildOf));
       if (!kept) return failed(`The build of deployment ${source.buildOf} is no longer kept.`);

@@ -30,6 +30,8 @@ export const sourceAnswer = z.object({
   healthCheckPath: z.string(),
   // A projects service from before the setting answers without it: one copy, as it then meant.
   replicas: z.number().default(DEFAULT_SERVICE_SETTINGS.replicas),
+  // Likewise: no Dockerfile.
+  dockerfilePath: z.string().nullable().default(DEFAULT_SERVICE_SETTINGS.dockerfilePath),
   variables: z.array(sourceVariable),
 });
 
@@ -66,6 +68,7 @@ const sourceSnapshotSchema = new Schema<SourceSnapshotDoc>(
     startCommand: { type: String, default: null },
     healthCheckPath: { type: String, required: true },
     replicas: { type: Number, default: DEFAULT_SERVICE_SETTINGS.replicas },
+    dockerfilePath: { type: String, default: DEFAULT_SERVICE_SETTINGS.dockerfilePath },
     // Plain values as they are, secrets sealed by the projects service (never opened at rest).
     variables: {
       type: [

@@ -15,6 +15,7 @@ export const sampleRunnerSettings: KubernetesRunnerSettings = {
   registrySecret: 'registry-push',
   baseImage: 'node:20-bookworm-slim',
   buildkitImage: 'moby/buildkit:v0.27.1-rootless',
+  kanikoImage: '127.0.0.1:5000/platform/kaniko:v1.23.2',
   gitImage: 'alpine/git:v2.47.2',
   build: { cpu: '1', cpuRequest: '250m', memory: '2Gi', timeoutSeconds: 600 },
   app: { cpu: '500m', cpuRequest: '50m', memory: '512Mi', healthCheckTimeoutSeconds: 60 },

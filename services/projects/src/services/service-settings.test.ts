@@ -74,10 +74,15 @@ describe('service settings', () => {
       name: 'web',
       rootDirectory: './apps//web/',
       buildCommand: '   ',
+      dockerfilePath: './docker//Dockerfile',
     });
 
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ rootDirectory: 'apps/web', buildCommand: null });
+    expect(created.body).toMatchObject({
+      rootDirectory: 'apps/web',
+      buildCommand: null,
+      dockerfilePath: 'docker/Dockerfile',
+    });
   });
 
   it('change one at a time with PATCH, the others kept', async () => {
@@ -101,6 +106,7 @@ describe('service settings', () => {
       startCommand: null,
       healthCheckPath: null,
       replicas: null,
+      dockerfilePath: null,
     });
 
     expect(response.status).toBe(200);
@@ -143,6 +149,12 @@ describe('service settings', () => {
     ['replicas is 11', { replicas: 11 }, 'replicas'],
     ['replicas is not a whole number', { replicas: 1.5 }, 'replicas'],
     ['replicas is a string', { replicas: '2' }, 'replicas'],
+    ['the Dockerfile path is absolute', { dockerfilePath: '/Dockerfile' }, 'dockerfilePath'],
+    ['the Dockerfile path climbs out', { dockerfilePath: '../Dockerfile' }, 'dockerfilePath'],
+    ['the Dockerfile path is empty', { dockerfilePath: ' ' }, 'dockerfilePath'],
+    ['the Dockerfile path names the root', { dockerfilePath: './' }, 'dockerfilePath'],
+    ['the Dockerfile path has a newline', { dockerfilePath: 'a\nb' }, 'dockerfilePath'],
+    ['the Dockerfile path is not a string', { dockerfilePath: 1 }, 'dockerfilePath'],
     ['the url is given (it is read-only)', { url: 'http://x.localhost' }, 'url'],
   ])(
     'refuse with 400 VALIDATION_ERROR, on create and on PATCH, when %s',

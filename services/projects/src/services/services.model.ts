@@ -26,6 +26,7 @@ const serviceSchema = new Schema<ServiceDocument>(
     startCommand: { type: String, default: DEFAULT_SERVICE_SETTINGS.startCommand },
     healthCheckPath: { type: String, default: DEFAULT_SERVICE_SETTINGS.healthCheckPath },
     replicas: { type: Number, default: DEFAULT_SERVICE_SETTINGS.replicas },
+    dockerfilePath: { type: String, default: DEFAULT_SERVICE_SETTINGS.dockerfilePath },
     url: { type: String, default: null },
     liveDeploymentId: { type: String, default: null },
     liveSince: { type: Date, default: null },

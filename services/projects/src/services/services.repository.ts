@@ -42,6 +42,7 @@ export class ServicesRepository extends NamedResources<ServiceDocument, ServiceO
     startCommand: 1,
     healthCheckPath: 1,
     replicas: 1,
+    dockerfilePath: 1,
     url: 1,
     liveDeploymentId: 1,
   } as const;
@@ -59,6 +60,7 @@ export class ServicesRepository extends NamedResources<ServiceDocument, ServiceO
       startCommand: doc.startCommand ?? DEFAULT_SERVICE_SETTINGS.startCommand,
       healthCheckPath: doc.healthCheckPath ?? DEFAULT_SERVICE_SETTINGS.healthCheckPath,
       replicas: doc.replicas ?? DEFAULT_SERVICE_SETTINGS.replicas,
+      dockerfilePath: doc.dockerfilePath ?? DEFAULT_SERVICE_SETTINGS.dockerfilePath,
       url: doc.url ?? null,
       liveDeploymentId: doc.liveDeploymentId ?? null,
     };

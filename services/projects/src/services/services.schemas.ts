@@ -6,6 +6,7 @@ import {
   replicasRule,
   repositoryRule,
   rootDirectoryRule,
+  dockerfilePathRule,
   validationError,
   type OwnedResource,
   DEFAULT_SERVICE_SETTINGS,
@@ -29,14 +30,18 @@ const repositorySchema = repositoryRule(
 
 const branchSchema = branchRule(z.string().trim());
 
-const rootDirectorySchema = rootDirectoryRule(z.string().trim())
-  // `apps/web/` and `./apps/web` name `apps/web`; `.` names the repository's root.
-  .transform((dir) =>
-    dir
-      .split('/')
-      .filter((part) => part !== '' && part !== '.')
-      .join('/'),
-  );
+/** `apps/web/` and `./apps/web` name `apps/web`; `.` names the repository's root. */
+const normalisedPath = (dir: string) =>
+  dir
+    .split('/')
+    .filter((part) => part !== '' && part !== '.')
+    .join('/');
+
+const rootDirectorySchema = rootDirectoryRule(z.string().trim()).transform(normalisedPath);
+
+const dockerfilePathSchema = dockerfilePathRule(z.string().trim())
+  .transform(normalisedPath)
+  .refine((file) => file !== '', "must name a file, not the repository's root");
 
 // Commands may span lines (run with sh -c); an empty one is no command.
 const commandSchema = commandRule().transform((command) =>
@@ -66,6 +71,8 @@ export const SETTING_DESCRIPTIONS = {
     'The long-running process of the app; it must listen on `$PORT`. null: none. Up to 1,000 characters, a script for `sh -c`: newlines and tabs are allowed, other control characters (NUL, carriage return) are refused. A leading `-` is allowed: the command is only ever the text of the script, never an option of the shell. An empty or blank command is stored as null.',
   healthCheckPath:
     'Requested with GET once the app has started: a 2xx or 3xx answer makes the deployment live. Starts with `/`; spaces, `#` and control characters (NUL, and newline and carriage return, which would split the request) are refused. Default `/`.',
+  dockerfilePath:
+    "A Dockerfile in the repository that builds the app's image: a path from the repository's root, with `rootDirectory`'s rules (`./docker//web.Dockerfile` is stored as `docker/web.Dockerfile`); its build context is `rootDirectory`, and `buildCommand` and `startCommand` are not used (the image's own command runs, and must listen on `$PORT`). Each `FROM` must name an image of the platform's registry (e.g. `platform/node:22.23.3`), or an earlier stage. Only where the platform runs apps on Kubernetes (`RUNTIME=kubernetes`); elsewhere such a deployment is FAILED, its log saying why. null (the default): none, the platform's base image and `buildCommand`.",
   replicas:
     'How many copies of the live deployment serve `url`: a whole number from 1 to 10, default 1. Requests are spread over the healthy copies; a deployment is DEPLOYED when all of its copies answer `healthCheckPath` healthy, and a copy that exits is restarted while the others keep serving.',
 };
@@ -87,6 +94,10 @@ const settingsFields = {
   replicas: orDefault(replicasRule(), DEFAULT_SERVICE_SETTINGS.replicas).describe(
     SETTING_DESCRIPTIONS.replicas,
   ),
+  dockerfilePath: dockerfilePathSchema
+    .nullable()
+    .optional()
+    .describe(SETTING_DESCRIPTIONS.dockerfilePath),
 };
 
 /** A new service: its name and any of its settings (`url` is read-only, so unknown here). */
@@ -119,6 +130,7 @@ export const settingsOf = (service: Service): ServiceSettings => ({
   startCommand: service.startCommand,
   healthCheckPath: service.healthCheckPath,
   replicas: service.replicas,
+  dockerfilePath: service.dockerfilePath,
 });
 
 /** The Service of contracts.md: id, projectId, name, createdAt, every setting and `url`. */

@@ -127,6 +127,7 @@ const SERVICE_FIELDS = [
   'branch',
   'buildCommand',
   'createdAt',
+  'dockerfilePath',
   'healthCheckPath',
   'id',
   'name',

@@ -7,6 +7,7 @@ export const SAMPLE_SETTINGS = {
   startCommand: 'node server.js',
   healthCheckPath: '/healthz?full=1',
   replicas: 3,
+  dockerfilePath: 'docker/web.Dockerfile',
 };
 
 /**
@@ -15,5 +16,5 @@ export const SAMPLE_SETTINGS = {
  */
 export const ANSWERED_DEFAULTS = {
   ...{ branch: 'main', rootDirectory: '', healthCheckPath: '/', replicas: 1 },
-  ...{ repository: null, buildCommand: null, startCommand: null },
+  ...{ repository: null, buildCommand: null, startCommand: null, dockerfilePath: null },
 };

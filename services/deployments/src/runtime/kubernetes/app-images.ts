@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Registry } from '@platform/kube';
+import { pushImageArchive, type Registry } from '@platform/kube';
 import { WORKSPACE } from './build-output';
 import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
 
@@ -39,6 +39,21 @@ export class AppImages {
         workingDir: path.posix.join(WORKSPACE, spec.rootDirectory),
         labels: { 'platform.dev/deployment-id': spec.deploymentId },
       },
+    );
+    return image.reference;
+  }
+
+  /**
+   * Pushes the image a Dockerfile's build wrote (an archive, as the tenant's build left it: its
+   * own command and user), labelled with its deployment as `push` does.
+   */
+  async pushArchive(spec: DeploymentSpec, archive: Buffer): Promise<string> {
+    const image = await pushImageArchive(
+      this.registry,
+      archive,
+      `apps/${spec.serviceId}`,
+      spec.deploymentId,
+      { 'platform.dev/deployment-id': spec.deploymentId },
     );
     return image.reference;
   }

@@ -23,19 +23,19 @@ import {
 export const buildJobName = (spec: Pick<DeploymentSpec, 'deploymentId'>) =>
   `build-${spec.deploymentId}`;
 
-/** The checkout in `dir` as a layer: every file at WORKSPACE, owned by uid 1000. */
-export async function checkoutLayer(dir: string): Promise<Buffer> {
+/** The checkout in `dir` as a layer: every file at `at` (WORKSPACE), owned by `uid` (1000). */
+export async function checkoutLayer(dir: string, at = WORKSPACE, uid = 1000): Promise<Buffer> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'build-context-'));
   try {
     const file = path.join(tmp, 'layer.tar');
     await runProgram('tar', [
       '-C',
       dir,
-      '--owner=1000',
-      '--group=1000',
+      `--owner=${uid}`,
+      `--group=${uid}`,
       '--numeric-owner',
       '--exclude=./.git',
-      `--transform=s,^\\.,${WORKSPACE.slice(1)},`,
+      `--transform=s,^\\.,${at.slice(1)},`,
       '-cf',
       file,
       '.',

@@ -71,25 +71,45 @@ export function execIn(
   });
 }
 
-/** The build command's exit status once it has ended, else null. */
+/**
+ * How the platform reads a build container's end: the command that prints its exit status once
+ * it has ended, the one whose output is the build's result, and the one that lets it end.
+ */
+export interface BuildContainer {
+  exitStatus: string[];
+  result: string[];
+  collected: string[];
+}
+
+/** A build command's container (the base image's tools): the result is the workspace's tar. */
+export const WORKSPACE_BUILD: BuildContainer = {
+  exitStatus: ['sh', '-c', `cat ${EXIT_FILE} 2>/dev/null || true`],
+  result: ['tar', '-C', '/', '-cf', '-', WORKSPACE.slice(1)],
+  collected: ['touch', COLLECTED_FILE],
+};
+
+/** The build's exit status once it has ended, else null. */
 export async function buildExitCode(
   kc: Kubernetes.KubeConfig,
   namespace: string,
   pod: string,
+  container: BuildContainer = WORKSPACE_BUILD,
 ): Promise<number | null> {
-  const text = (
-    await execIn(kc, namespace, pod, ['sh', '-c', `cat ${EXIT_FILE} 2>/dev/null || true`])
-  ).toString('utf8');
+  const text = (await execIn(kc, namespace, pod, container.exitStatus)).toString('utf8');
   return /^\d+\s*$/.test(text) ? Number(text) : null;
 }
 
-/** The built workspace as a tar layer (paths from `/`), then lets the container end. */
+/**
+ * What the build made (the workspace as a tar layer with paths from `/`; a Dockerfile's image
+ * archive), then lets the container end.
+ */
 export async function collectWorkspace(
   kc: Kubernetes.KubeConfig,
   namespace: string,
   pod: string,
+  container: BuildContainer = WORKSPACE_BUILD,
 ): Promise<Buffer> {
-  const tar = await execIn(kc, namespace, pod, ['tar', '-C', '/', '-cf', '-', WORKSPACE.slice(1)]);
-  await execIn(kc, namespace, pod, ['touch', COLLECTED_FILE]);
-  return tar;
+  const result = await execIn(kc, namespace, pod, container.result);
+  await execIn(kc, namespace, pod, container.collected);
+  return result;
 }

@@ -1,7 +1,8 @@
 import { k8s, type Kubernetes } from '@platform/kube';
 import { buildJobName, buildJobObjects } from './build-job';
 import { followBuildLog } from './build-log';
-import { buildExitCode, collectWorkspace } from './build-output';
+import { buildExitCode, collectWorkspace, WORKSPACE_BUILD } from './build-output';
+import { DOCKERFILE_BUILD, dockerfileJobObjects } from './dockerfile-job';
 import { buildOutcome, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
 import { buildNamespaceObjects } from './tenancy';
@@ -18,7 +19,10 @@ export interface BuildResult {
   /** The Job's failure reason (BackoffLimitExceeded for an exit, DeadlineExceeded, …). */
   reason?: string;
   exitCode?: number;
-  /** A succeeded build's workspace, a tar layer for AppImages.push (app-images.ts). */
+  /**
+   * A succeeded build's workspace, a tar layer for AppImages.push (app-images.ts); for a
+   * Dockerfile, the image archive kaniko wrote (AppImages.pushArchive).
+   */
   workspace?: Buffer;
   /** Why the build's log ended before the build did (its output after that is not in the log). */
   logError?: string;
@@ -42,10 +46,17 @@ export class KubernetesBuilds {
     this.releases = new KubernetesReleases(kc, settings);
   }
 
-  /** Creates the builds' namespace (once), the variables' Secret and the Job (owning the Secret). */
+  /**
+   * Creates the builds' namespace (once), the variables' Secret and the Job (owning the Secret):
+   * the build command's (build-job.ts), or kaniko's for a Dockerfile (dockerfile-job.ts).
+   */
   async start(spec: DeploymentSpec, contextImage: string): Promise<void> {
     await this.releases.apply(buildNamespaceObjects(this.settings));
-    const { secret, job } = buildJobObjects(this.settings, spec, contextImage);
+    const { secret, job } = (spec.dockerfilePath ? dockerfileJobObjects : buildJobObjects)(
+      this.settings,
+      spec,
+      contextImage,
+    );
     await this.releases.apply([secret]);
     const created = await this.batch.createNamespacedJob({
       namespace: this.settings.buildNamespace,
@@ -92,12 +103,13 @@ export class KubernetesBuilds {
     const logEnded = followBuildLog(this.kc, namespace, podName, onOutput);
     // Until the Job has a verdict: a command that exited 0 waits for its workspace to be copied.
     let workspace: Buffer | undefined;
+    const container = spec.dockerfilePath ? DOCKERFILE_BUILD : WORKSPACE_BUILD;
     for (;;) {
       const job = await this.job(spec);
       if (!job || job.metadata?.deletionTimestamp || buildOutcome(job).state !== 'running') break;
       if (!workspace) {
-        const code = await buildExitCode(this.kc, namespace, podName).catch(() => null);
-        if (code === 0) workspace = await collectWorkspace(this.kc, namespace, podName);
+        const code = await buildExitCode(this.kc, namespace, podName, container).catch(() => null);
+        if (code === 0) workspace = await collectWorkspace(this.kc, namespace, podName, container);
       }
       await sleep(POLL_MS);
     }

@@ -67,6 +67,8 @@ export interface KubernetesRunnerSettings {
   /** The image apps are built on (they get Node and a shell). */
   baseImage: string;
   buildkitImage: string;
+  /** kaniko's executor, which builds a service's own Dockerfile (dockerfile-job.ts). */
+  kanikoImage: string;
   gitImage: string;
   /** The RuntimeClass of builds' and apps' pods (gVisor in production); none: the default. */
   runtimeClassName?: string;
@@ -95,6 +97,8 @@ export interface DeploymentSpec {
   variables: Record<string, string>;
   /** How many copies serve the service: the setting `replicas` (contracts.md: 1–10, default 1). */
   replicas?: ServiceSettings['replicas'];
+  /** The service's Dockerfile (a path in the repository), built instead of `buildCommand`. */
+  dockerfilePath?: ServiceSettings['dockerfilePath'];
 }
 
 /** How long a replaced app pod goes on serving before it is stopped (see its preStop). */

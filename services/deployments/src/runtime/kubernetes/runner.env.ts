@@ -27,6 +27,8 @@ export const kubernetesRunnerEnv = z.object({
   KUBE_REGISTRY: z.string().min(1).default('127.0.0.1:5000'),
   /** The image builds and apps run on (Node, npm, sh; uid 1000). Default: in KUBE_REGISTRY. */
   KUBE_NODE_IMAGE: z.string().min(1).optional(),
+  /** kaniko's image (scripts/infra/kube/kaniko.sh); default `<registry>/platform/kaniko:v1.23.2`. */
+  KUBE_KANIKO_IMAGE: z.string().min(1).optional(),
   /** Each project's apps run in the namespace `<prefix>-<projectId>`. */
   KUBE_APP_NAMESPACE_PREFIX: z
     .string()
@@ -73,6 +75,8 @@ export const kubernetesRunnerEnv = z.object({
 export type KubernetesRunnerEnv = z.infer<typeof kubernetesRunnerEnv>;
 
 const NODE_IMAGE_TAG = 'platform/node:22.23.3';
+/** As scripts/infra/kube/kaniko.sh pushes it. */
+export const KANIKO_IMAGE_TAG = 'platform/kaniko:v1.23.2';
 
 /** Kubernetes quantities of the limits the local runtime and builds already have. */
 const cpuQuantity = (cpus: number) => `${Math.round(cpus * 1000)}m`;
@@ -106,6 +110,7 @@ export function runnerSettingsOf(
     registrySecret: 'registry',
     baseImage: env.KUBE_NODE_IMAGE ?? `${env.KUBE_REGISTRY}/${NODE_IMAGE_TAG}`,
     buildkitImage: 'unused',
+    kanikoImage: env.KUBE_KANIKO_IMAGE ?? `${env.KUBE_REGISTRY}/${KANIKO_IMAGE_TAG}`,
     gitImage: 'unused',
     ...(env.KUBE_RUNTIME_CLASS && { runtimeClassName: env.KUBE_RUNTIME_CLASS }),
     build: {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
 import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
 import type { Release } from './releases';
+import { KANIKO_IMAGE_TAG } from './runner.env';
 
 /**
  * The runner's settings for a test on the local cluster: its registry and Node base image, and
@@ -34,6 +35,7 @@ export function testRunnerSettings(
     registrySecret: 'registry',
     baseImage: cluster.nodeImage,
     buildkitImage: 'unused',
+    kanikoImage: `${cluster.registry}/${KANIKO_IMAGE_TAG}`,
     gitImage: 'unused',
     build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', timeoutSeconds: 600 },
     app: {
