@@ -33,6 +33,11 @@ const FIELDS: {
     hint: "Relative to the repository's root; empty: the root",
   },
   { key: 'buildCommand', label: 'Build command', rows: 2 },
+  {
+    key: 'dockerfilePath',
+    label: 'Dockerfile path',
+    hint: "Relative to the repository's root; set, the Dockerfile is the build (the Kubernetes runtime only)",
+  },
   { key: 'startCommand', label: 'Start command', hint: 'Must listen on $PORT', rows: 2 },
   { key: 'healthCheckPath', label: 'Health check path', hint: 'Default: /' },
   {

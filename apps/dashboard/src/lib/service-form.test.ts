@@ -45,6 +45,7 @@ describe('the service form', () => {
       startCommand: null,
       healthCheckPath: null,
       replicas: 3,
+      dockerfilePath: null,
     });
   });
 
@@ -61,11 +62,16 @@ describe('the service form', () => {
       startCommand: 'node server.js',
       healthCheckPath: '/',
       replicas: 4,
+      dockerfilePath: 'docker/Dockerfile',
       url: null,
     } satisfies Schemas['Service'];
     const form = sourceFormOf(service);
     expect(form.replicas).toBe('4');
     expect(sourceProblems(form)).toEqual({});
-    expect(sourceBody(form)).toMatchObject({ name: 'web', replicas: 4 });
+    expect(sourceBody(form)).toMatchObject({
+      name: 'web',
+      replicas: 4,
+      dockerfilePath: 'docker/Dockerfile',
+    });
   });
 });

@@ -10,6 +10,7 @@ export interface SourceForm {
   startCommand: string;
   healthCheckPath: string;
   replicas: string;
+  dockerfilePath: string;
 }
 
 export const emptySource: SourceForm = {
@@ -21,6 +22,7 @@ export const emptySource: SourceForm = {
   startCommand: '',
   healthCheckPath: '',
   replicas: '',
+  dockerfilePath: '',
 };
 
 export const sourceFormOf = (service: Schemas['Service']): SourceForm => ({
@@ -32,6 +34,7 @@ export const sourceFormOf = (service: Schemas['Service']): SourceForm => ({
   startCommand: service.startCommand ?? '',
   healthCheckPath: service.healthCheckPath ?? '',
   replicas: String(service.replicas),
+  dockerfilePath: service.dockerfilePath ?? '',
 });
 
 /** How many copies of a service's live deployment serve it (contracts.md "Services"). */
@@ -74,6 +77,7 @@ export function sourceBody(form: SourceForm) {
     startCommand: orNull(form.startCommand),
     healthCheckPath: orNull(form.healthCheckPath),
     replicas: replicas === null ? null : Number(replicas),
+    dockerfilePath: orNull(form.dockerfilePath),
   };
 }
 

@@ -78,6 +78,9 @@ function buildJobFailure(result: BuildResult, timeoutSeconds: number, what: stri
   if (result.reason === 'DeadlineExceeded') {
     return `${what} ran longer than ${timeoutSeconds} s and was stopped.`;
   }
+  if (result.evicted !== undefined) {
+    return `${what} was stopped: it wrote more than the build's disk limit (BUILD_DISK_BYTES). ${result.evicted}`;
+  }
   return result.exitCode !== undefined
     ? `${what} failed with exit code ${result.exitCode}.`
     : `The build failed (${result.reason ?? 'no reason given'}).`;

@@ -17,8 +17,14 @@ export const sampleRunnerSettings: KubernetesRunnerSettings = {
   buildkitImage: 'moby/buildkit:v0.27.1-rootless',
   kanikoImage: '127.0.0.1:5000/platform/kaniko:v1.23.2',
   gitImage: 'alpine/git:v2.47.2',
-  build: { cpu: '1', cpuRequest: '250m', memory: '2Gi', timeoutSeconds: 600 },
-  app: { cpu: '500m', cpuRequest: '50m', memory: '512Mi', healthCheckTimeoutSeconds: 60 },
+  build: { cpu: '1', cpuRequest: '250m', memory: '2Gi', disk: '4096Mi', timeoutSeconds: 600 },
+  app: {
+    cpu: '500m',
+    cpuRequest: '50m',
+    memory: '512Mi',
+    disk: '114Mi',
+    healthCheckTimeoutSeconds: 60,
+  },
 };
 
 /** A deployment of a service with every setting, `overrides` over it. */

@@ -65,6 +65,22 @@ export async function pushBuildContext(
 }
 
 /**
+ * A build container's CPU, memory and disk: its ephemeral storage (the workspace, /tmp, its log)
+ * past `disk` has the kubelet evict the pod, which ends the build (BUILD_DISK_BYTES).
+ */
+export function buildResources({
+  cpu,
+  cpuRequest,
+  memory,
+  disk,
+}: KubernetesRunnerSettings['build']) {
+  return {
+    requests: { cpu: cpuRequest, memory },
+    limits: { cpu, memory, ...(disk && { 'ephemeral-storage': disk }) },
+  };
+}
+
+/**
  * A container's command as Kubernetes must pass it on: the kubelet expands `$(NAME)` in `command`
  * and `args` from the container's environment (the tenant's variables included) and turns `$$`
  * into `$`; every `$` doubled, each word reaches the process exactly as written.
@@ -91,7 +107,7 @@ export function buildJobObjects(
     'platform.dev/deployment-id': spec.deploymentId,
   };
   const workdir = path.posix.join(WORKSPACE, spec.rootDirectory);
-  const { cpu, cpuRequest, memory, timeoutSeconds } = settings.build;
+  const { timeoutSeconds } = settings.build;
   return {
     secret: {
       apiVersion: 'v1',
@@ -129,7 +145,7 @@ export function buildJobObjects(
                   ([envName, value]) => ({ name: envName, value }),
                 ),
                 envFrom: [{ secretRef: { name } }],
-                resources: { requests: { cpu: cpuRequest, memory }, limits: { cpu, memory } },
+                resources: buildResources(settings.build),
                 securityContext: RESTRICTED_CONTAINER,
               },
             ],

@@ -24,6 +24,8 @@ export interface BuildResult {
    * Dockerfile, the image archive kaniko wrote (AppImages.pushArchive).
    */
   workspace?: Buffer;
+  /** The kubelet's word when it evicted the build's pod (its disk limit passed). */
+  evicted?: string;
   /** Why the build's log ended before the build did (its output after that is not in the log). */
   logError?: string;
 }
@@ -164,10 +166,13 @@ export class KubernetesBuilds {
           .readNamespacedPod({ name: podName, namespace: this.settings.buildNamespace })
           .catch(() => null);
         const exitCode = pod?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode;
+        // The kubelet evicts a pod past its ephemeral storage (BUILD_DISK_BYTES), saying so.
+        const evicted = pod?.status?.reason === 'Evicted' ? (pod.status.message ?? '') : undefined;
         return {
           state: verdict.state,
           ...(verdict.reason !== undefined && { reason: verdict.reason }),
           ...(exitCode !== undefined && { exitCode }),
+          ...(evicted !== undefined && { evicted }),
         };
       }
       await sleep(POLL_MS);

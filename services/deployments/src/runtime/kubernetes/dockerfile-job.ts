@@ -2,7 +2,7 @@ import { lstat, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { imageArchive, RegistryError, tarOf, type Registry } from '@platform/kube';
 import type { BuildContainer } from './build-output';
-import { buildJobName, checkoutLayer } from './build-job';
+import { buildJobName, buildResources, checkoutLayer } from './build-job';
 import { baseImagesOf, pinBaseImages } from './dockerfile';
 import {
   platformEnv,
@@ -170,7 +170,7 @@ export function dockerfileJobObjects(
     'platform.dev/service-id': spec.serviceId,
     'platform.dev/deployment-id': spec.deploymentId,
   };
-  const { cpu, cpuRequest, memory, timeoutSeconds } = settings.build;
+  const { timeoutSeconds } = settings.build;
   return {
     secret: {
       apiVersion: 'v1',
@@ -206,7 +206,7 @@ export function dockerfileJobObjects(
                   ([envName, value]) => ({ name: envName, value }),
                 ),
                 envFrom: [{ secretRef: { name } }],
-                resources: { requests: { cpu: cpuRequest, memory }, limits: { cpu, memory } },
+                resources: buildResources(settings.build),
                 securityContext: {
                   runAsUser: 0,
                   runAsGroup: 0,

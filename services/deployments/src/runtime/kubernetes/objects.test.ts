@@ -79,10 +79,10 @@ describe('the Kubernetes runner objects', () => {
       port: 8080,
     });
     // Limited to its CPU, reserving a fraction of it (a node holds many idle apps); its memory
-    // reserved as limited.
+    // reserved as limited; its disk (what it writes, its log) limited.
     expect(deployment.spec.template.spec.containers[0].resources).toEqual({
       requests: { cpu: '50m', memory: '512Mi' },
-      limits: { cpu: '500m', memory: '512Mi' },
+      limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '114Mi' },
     });
     // A replaced pod serves on until kube-proxy has taken it out of the Service.
     expect(deployment.spec.template.spec.containers[0].lifecycle).toEqual({

@@ -77,8 +77,16 @@ export interface KubernetesRunnerSettings {
    * (`cpuRequest`, a fraction: most apps idle, and a request of a whole core would fit a
    * handful per node); their memory is reserved as it is limited.
    */
-  build: { cpu: string; cpuRequest: string; memory: string; timeoutSeconds: number };
-  app: { cpu: string; cpuRequest: string; memory: string; healthCheckTimeoutSeconds: number };
+  /** `disk`: the build's ephemeral storage (workspace, /tmp, its log); none: unlimited. */
+  build: { cpu: string; cpuRequest: string; memory: string; disk?: string; timeoutSeconds: number };
+  /** `disk`: the app's ephemeral storage (what it writes, and its log as the kubelet keeps it). */
+  app: {
+    cpu: string;
+    cpuRequest: string;
+    memory: string;
+    disk: string;
+    healthCheckTimeoutSeconds: number;
+  };
 }
 
 /** What one deployment is: the snapshot taken at trigger, secrets opened for the run. */
@@ -392,7 +400,11 @@ export function releaseObjects(
                 lifecycle: { preStop: { sleep: { seconds: PRE_STOP_SECONDS } } },
                 resources: {
                   requests: { cpu: settings.app.cpuRequest, memory: settings.app.memory },
-                  limits: { cpu: settings.app.cpu, memory: settings.app.memory },
+                  limits: {
+                    cpu: settings.app.cpu,
+                    memory: settings.app.memory,
+                    'ephemeral-storage': settings.app.disk,
+                  },
                 },
                 securityContext: RESTRICTED_CONTAINER,
               },

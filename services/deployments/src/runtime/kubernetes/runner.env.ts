@@ -78,6 +78,12 @@ const NODE_IMAGE_TAG = 'platform/node:22.23.3';
 /** As scripts/infra/kube/kaniko.sh pushes it. */
 export const KANIKO_IMAGE_TAG = 'platform/kaniko:v1.23.2';
 
+/**
+ * What of an app's ephemeral storage its log may take: the kubelet keeps up to 5 files of 10 MiB
+ * of a container's log by default, and counts them against the container's limit.
+ */
+const APP_LOG_BYTES = 50 * 1024 ** 2;
+
 /** Kubernetes quantities of the limits the local runtime and builds already have. */
 const cpuQuantity = (cpus: number) => `${Math.round(cpus * 1000)}m`;
 const memoryQuantity = (bytes: number) => `${Math.ceil(bytes / 1024 ** 2)}Mi`;
@@ -90,6 +96,8 @@ export function runnerSettingsOf(
     BUILD_MEMORY_BYTES: number;
     RUNTIME_APP_CPUS: number;
     RUNTIME_APP_MEMORY_BYTES: number;
+    RUNTIME_APP_TMP_BYTES: number;
+    BUILD_DISK_BYTES: number;
   },
 ): KubernetesRunnerSettings {
   return {
@@ -117,12 +125,14 @@ export function runnerSettingsOf(
       cpu: cpuQuantity(env.BUILD_CPUS),
       cpuRequest: env.KUBE_BUILD_CPU_REQUEST,
       memory: memoryQuantity(env.BUILD_MEMORY_BYTES),
+      ...(env.BUILD_DISK_BYTES > 0 && { disk: memoryQuantity(env.BUILD_DISK_BYTES) }),
       timeoutSeconds: Math.ceil(env.KUBE_BUILD_TIMEOUT / 1000),
     },
     app: {
       cpu: cpuQuantity(env.RUNTIME_APP_CPUS),
       cpuRequest: env.KUBE_APP_CPU_REQUEST,
       memory: memoryQuantity(env.RUNTIME_APP_MEMORY_BYTES),
+      disk: memoryQuantity(env.RUNTIME_APP_TMP_BYTES + APP_LOG_BYTES),
       healthCheckTimeoutSeconds: Math.ceil(env.HEALTH_CHECK_TIMEOUT / 1000),
     },
   };

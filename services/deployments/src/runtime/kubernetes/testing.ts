@@ -37,11 +37,12 @@ export function testRunnerSettings(
     buildkitImage: 'unused',
     kanikoImage: `${cluster.registry}/${KANIKO_IMAGE_TAG}`,
     gitImage: 'unused',
-    build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', timeoutSeconds: 600 },
+    build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', disk: '1Gi', timeoutSeconds: 600 },
     app: {
       cpu: '200m',
       cpuRequest: '50m',
       memory: '128Mi',
+      disk: '114Mi',
       healthCheckTimeoutSeconds: 300,
       ...overrides.app,
     },
