@@ -81,6 +81,8 @@ async function byHand(cluster: Cluster, repository: AppRepository): Promise<numb
     BUILD_MEMORY_BYTES: 2 * 1024 ** 3,
     RUNTIME_APP_CPUS: 1,
     RUNTIME_APP_MEMORY_BYTES: 512 * 1024 ** 2,
+    RUNTIME_APP_TMP_BYTES: 64 * 1024 ** 2,
+    BUILD_DISK_BYTES: 4 * 1024 ** 3,
   });
   const kc = kubeConfigOf(cluster);
   const registry = new Registry(cluster.registry);
