@@ -109,7 +109,11 @@ describe('the Kubernetes runner (generated objects, not run against a cluster)',
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
     });
-    expect(container.resources.limits).toEqual({ cpu: '500m', memory: '512Mi' });
+    expect(container.resources.limits).toEqual({
+      cpu: '500m',
+      memory: '512Mi',
+      'ephemeral-storage': '114Mi',
+    });
     expect(app.spec.template.spec.automountServiceAccountToken).toBe(false);
   });
 
