@@ -19,6 +19,7 @@ const SLOW = 2 * WAIT;
 const { deployPrinting, expectWithinLimits } = outputLimits(h, {
   lineMaxBytes: LINE_MAX,
   waitMs: WAIT,
+  live: true,
 });
 
 describe('what a build Job prints', () => {

@@ -1,6 +1,6 @@
 import { TRIMMED_MARKER } from '../deployments/log-store';
 import { useHarness } from '../test/harness';
-import { liveMemory, watchMemory } from '../test/memory';
+import { watchMemory } from '../test/memory';
 import { outputLimits } from '../test/output-limits';
 import { cutMarker } from './line-limit';
 
@@ -72,7 +72,7 @@ describe('what a deployed app prints', () => {
       {},
       { startCommand: `${printer}; echo; echo done-printing; exec node server.js` },
     );
-    const memory = watchMemory(liveMemory, 250);
+    const memory = watchMemory();
     await h.waitForStatus(service, id, 'DEPLOYED', WAIT);
     // What the app printed goes on into the log after DEPLOYED (LiveLogs).
     const { logs } = await h.waitForDeployment(

@@ -1,3 +1,4 @@
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -25,16 +26,39 @@ export function watchMemory(rssOf: () => number = () => process.memoryUsage().rs
 export const MiB = 1024 * 1024;
 
 /**
- * What the process holds now: its heap and its buffers right after a full garbage collection.
- * Resident memory also counts garbage not collected yet, which a process whose heap is sized from
- * this 24 GiB machine collects late (a build Job's flood arrives line by line through the API
- * server, and the garbage of its transport alone grew resident memory by 1.6 GiB under CI's
- * load); a deployed service's heap is capped below its memory limit (k8s/), which bounds that.
+ * What the process held at most while something ran: its heap and buffers right after each of
+ * V8's own major collections, and after one forced at the start and at stop(). Resident memory
+ * also counts garbage not collected yet, which a process whose heap is sized from this 24 GiB
+ * machine collects late (a build Job's flood arrives a line per HTTP chunk through the API
+ * server, and its transport's garbage alone grew resident memory by 1.6 GiB under CI's load); a
+ * deployed service's heap is capped below its memory limit (k8s/), which bounds that. No
+ * collection is forced in between: a full collection every few hundred ms starved the service
+ * in the same process under CI's load.
  */
-export function liveMemory(): number {
+export function watchLiveMemory() {
+  const held = () => {
+    const { heapUsed, external } = process.memoryUsage();
+    return heapUsed + external;
+  };
   collectGarbage();
-  const { heapUsed, external } = process.memoryUsage();
-  return heapUsed + external;
+  const start = held();
+  let peak = start;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) peak = Math.max(peak, held());
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    /** The peak growth in bytes. */
+    stop(): number {
+      observer.disconnect();
+      collectGarbage();
+      peak = Math.max(peak, held());
+      return peak - start;
+    },
+  };
 }
 
 let gc: (() => void) | undefined;
