@@ -158,6 +158,9 @@ serializeImagePulls: false
 # The disk and memory are shared with other work: evict only near the very end.
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 imageGCHighThresholdPercent: 100
+# A pod's processes and threads (the API has no per-pod setting): a tenant's fork bomb ends at
+# its pod's limit, not at the node's (docs/kubernetes-runner.md; processes.kubernetes.test.ts).
+podPidsLimit: 512
 EOF
   cat >"$d/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
