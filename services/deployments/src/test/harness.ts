@@ -31,7 +31,7 @@ import { configSchema, type Config } from '../config';
 import { kubeConfigFrom, openKubernetesSteps } from '../kubernetes.compose';
 import type { DeploymentDoc } from '../deployments/deployments.model';
 import type { TriggerResponse } from '../deployments/deployments.schemas';
-import { ACTIVE_STATUSES, type DeploymentStatus } from '../deployments/status';
+import { ACTIVE_STATUSES, isFinal, type DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 import type { PipelineWorker } from '../pipeline/pipeline.worker';
 import {
@@ -339,7 +339,21 @@ export async function startHarness(options: HarnessOptions = {}) {
       status: DeploymentStatus,
       timeoutMs = 15_000,
     ) {
-      return this.waitForDeployment(owned, id, status, (d) => d.status === status, timeoutMs);
+      // A final status other than the one awaited ends the wait at once: it can change no more.
+      const found = await this.waitForDeployment(
+        owned,
+        id,
+        status,
+        (d) => d.status === status || isFinal(d.status),
+        timeoutMs,
+      );
+      if (found.status !== status) {
+        const logs = String(found.logs).split('\n').slice(-30).join('\n');
+        throw new Error(
+          `deployment ${id} is ${found.status}, never to be ${status}; its log ends:\n${logs}`,
+        );
+      }
+      return found;
     },
     /** The deployment once its logs contain `text`. */
     async waitForLogs(owned: OwnedService, id: string, text: string, timeoutMs?: number) {
