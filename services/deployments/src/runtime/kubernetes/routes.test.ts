@@ -59,7 +59,10 @@ describe('Kubernetes routes (the router to the live release’s Service)', () =>
     releases = new KubernetesReleases(kubeConfigOf(cluster), settings);
     // Released before the routes start: found by their first list.
     await deploy(first);
-    routes = new KubernetesRoutes(kubeConfigOf(cluster), settings, testLogger('routes'));
+    // Each watch ended by the API server after 1 s: the tests below run across many of them.
+    routes = new KubernetesRoutes(kubeConfigOf(cluster), settings, testLogger('routes'), {
+      watchTimeoutSeconds: 1,
+    });
     await routes.start();
     router = await startTestServer(createRouter(routes.liveRelease, testLogger('router')));
   }, 50 * 60_000);
@@ -82,8 +85,13 @@ describe('Kubernetes routes (the router to the live release’s Service)', () =>
     expect(JSON.parse(unknown.body)).toMatchObject({ error: 'NOT_FOUND' });
   });
 
-  test('a service released after the start is routed too, each to its own', async () => {
+  test('a service released after the start, and after the API server ended the watch, is routed too, each to its own', async () => {
     expect((await get(second)).status).toBe(404);
+    const made = routes.watchesMade;
+    await waitFor(() => routes.watchesMade >= made + 2, {
+      timeoutMs: 60_000,
+      what: 'the API server to end the watch twice',
+    });
     await deploy(second);
     await waitFor(async () => (await get(second)).status === 200, {
       timeoutMs: 30_000,

@@ -12,12 +12,16 @@ import { APP_SELECTOR, SERVICE_ID_LABEL, type KubernetesRunnerSettings } from '.
  * ready (a replaced pod, at its deletion), without waiting for kube-proxy to sync the Service.
  * The slices of the runner's namespaces are listed, then watched (k8s.Watch, from the list's
  * resourceVersion), so `liveRelease` answers from memory: a service with no slice left (its
- * Service deleted) answers 404. A watch the API server ends is made again; one that fails is
- * logged and made again from a new list after a pause.
+ * Service deleted) answers 404. Each watch asks the API server to end it after
+ * `watchTimeoutSeconds` (a connection that died without a word is replaced at the latest then),
+ * and is made again from where it ended; one that fails is logged and made again from a new list
+ * after a pause.
  */
 
 /** Before a failed list or watch is tried again. */
 const RETRY_MS = 2_000;
+/** How long one watch lasts at most (the API server's own default is 30–60 min). */
+const WATCH_TIMEOUT_SECONDS = 300;
 
 type SliceObject = Kubernetes.V1EndpointSlice;
 type Target = { host: string; port: number };
@@ -97,11 +101,13 @@ export class KubernetesRoutes {
   private watching?: AbortController;
   private loop?: Promise<void>;
   private wake?: () => void;
+  private watches = 0;
 
   constructor(
     private readonly kc: Kubernetes.KubeConfig,
     private readonly settings: Pick<KubernetesRunnerSettings, 'appNamespacePrefix'>,
     private readonly logger: Logger,
+    private readonly options: { watchTimeoutSeconds?: number } = {},
   ) {
     this.discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   }
@@ -113,6 +119,11 @@ export class KubernetesRoutes {
   /** Where a service's requests go now (the ready pods' addresses); undefined: not routed. */
   readonly routedHosts = (serviceId: string): string[] | undefined =>
     this.routes.get(serviceId)?.hosts();
+
+  /** How many watches were made so far (one after each that ended). */
+  get watchesMade(): number {
+    return this.watches;
+  }
 
   /** Lists the slices (a failure throws), then watches them until stop(). */
   async start(): Promise<void> {
@@ -169,6 +180,7 @@ export class KubernetesRoutes {
 
   /** One watch, from the last resourceVersion; resolves with why it ended (null: the server). */
   private watchOnce(): Promise<unknown> {
+    this.watches++;
     return new Promise<unknown>((resolve) => {
       new k8s.Watch(this.kc)
         .watch(
@@ -177,6 +189,7 @@ export class KubernetesRoutes {
             labelSelector: APP_SELECTOR,
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
+            timeoutSeconds: this.options.watchTimeoutSeconds ?? WATCH_TIMEOUT_SECONDS,
           },
           (phase: string, slice: SliceObject & { code?: number }) => this.onEvent(phase, slice),
           (err: unknown) => resolve(err ?? null),
