@@ -24,9 +24,12 @@ const objects = require(
 const tenancy = require(
   path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/tenancy.ts'),
 ) as Record<string, (...args: any[]) => K8sObject[]>;
-const { sampleDeployment } = require(
+const { sampleDeployment, sampleImage } = require(
   path.join(REPO_ROOT, 'services/deployments/src/test/kubernetes-samples.ts'),
-) as { sampleDeployment: (overrides?: Record<string, unknown>) => any };
+) as {
+  sampleDeployment: (overrides?: Record<string, unknown>) => any;
+  sampleImage: (spec: unknown) => string;
+};
 const { serviceOfAppHost } = require(
   path.join(REPO_ROOT, 'services/gateway/src/apps/apps.proxy.ts'),
 ) as { serviceOfAppHost: (host: string, suffix: string) => string | null };
@@ -45,7 +48,7 @@ function appPod(settings: unknown, projectId: string, ip: string) {
   const spec = sampleDeployment({ projectId });
   const made = [
     ...tenancy.projectNamespaceObjects!(settings, projectId),
-    ...objects.releaseObjects!(settings, spec),
+    ...objects.releaseObjects!(settings, spec, sampleImage(spec)),
   ];
   return { endpoint: { ...podsOf(made)[0]!, name: `app of ${projectId}`, ip }, objects: made };
 }

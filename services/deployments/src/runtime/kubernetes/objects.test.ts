@@ -1,74 +1,29 @@
 import {
   APP_SELECTOR,
-  buildObjects,
   buildOutcome,
-  dockerfileOf,
-  releaseObjects,
+  releaseObjects as releaseObjectsOf,
   rolloutOutcome,
+  type DeploymentSpec,
   type K8sObject,
+  type KubernetesRunnerSettings,
 } from './objects';
 import { BLOCKED_RANGES, buildNamespaceObjects, projectNamespaceObjects } from './tenancy';
-import { sampleDeployment, sampleRunnerSettings } from '../../test/kubernetes-samples';
+import { sampleDeployment, sampleImage, sampleRunnerSettings } from '../../test/kubernetes-samples';
 
 const settings = sampleRunnerSettings;
 const spec = sampleDeployment;
+const releaseObjects = (these: KubernetesRunnerSettings, deployment: DeploymentSpec) =>
+  releaseObjectsOf(these, deployment, sampleImage(deployment));
 
 const byKind = (objects: K8sObject[], kind: string) => objects.find((o) => o.kind === kind)!;
 
 describe('the Kubernetes runner objects', () => {
-  it('keeps the variables out of every object but the Secret', () => {
-    const objects = [...buildObjects(settings, spec()), ...releaseObjects(settings, spec())];
+  it('keeps the variables out of every release object but the Secret', () => {
+    const objects = releaseObjects(settings, spec());
     const elsewhere = objects.filter((o) => o.kind !== 'Secret').map((o) => JSON.stringify(o));
     for (const text of elsewhere) expect(text).not.toContain('tok-secret-123');
     const secrets = objects.filter((o) => o.kind === 'Secret').map((o) => JSON.stringify(o));
     expect(secrets.every((text) => text.includes('tok-secret-123'))).toBe(true);
-  });
-
-  it('quotes values for the shell that sources them in the build', () => {
-    const { env } = byKind(buildObjects(settings, spec()), 'Secret').stringData as { env: string };
-    expect(env).toContain(`GREETING='it'\\''s me'\n`);
-    expect(env).toContain(`PLATFORM_COMMIT_HASH='${spec().commitHash}'\n`);
-  });
-
-  it('writes tenant commands into the Dockerfile as JSON strings, in the root directory', () => {
-    const dockerfile = dockerfileOf(
-      settings,
-      spec({ buildCommand: 'echo "a\nb" && make', startCommand: 'node "$APP"' }),
-    );
-    expect(dockerfile).toContain('WORKDIR /workspace/web\n');
-    expect(dockerfile).toContain(
-      `RUN --mount=type=secret,id=env,uid=1000 ["sh","-c","set -a; . /run/secrets/env; set +a; echo \\"a\\nb\\" && make"]\n`,
-    );
-    expect(dockerfile).toContain('CMD ["sh","-c","--","node \\"$APP\\""]\n');
-    expect(dockerfileOf(settings, spec({ buildCommand: null, rootDirectory: '' }))).not.toMatch(
-      /^RUN|WORKDIR \/workspace\/\n/m,
-    );
-  });
-
-  it('never lets a command be read as an option of sh, whatever it starts with', () => {
-    const dockerfile = dockerfileOf(
-      settings,
-      spec({ buildCommand: '-c "touch /x"', startCommand: '--rcfile /x' }),
-    );
-    const argv = [...dockerfile.matchAll(/(?:RUN --mount=\S+|CMD) (\[.*\])$/gm)].map(
-      (match) => JSON.parse(match[1]!) as string[],
-    );
-    expect(argv).toHaveLength(2);
-    const [build, start] = argv;
-    expect(build!.slice(0, 2)).toEqual(['sh', '-c']);
-    expect(build).toHaveLength(3);
-    expect(build![2]).not.toMatch(/^-/);
-    expect(start).toEqual(['sh', '-c', '--', '--rcfile /x']);
-  });
-
-  it('fetches the repository and commit through the environment, not the script', () => {
-    const job = byKind(
-      buildObjects(settings, spec({ repository: 'https://x/$(rm -rf /)' })),
-      'Job',
-    );
-    const fetch = (job as any).spec.template.spec.initContainers[0];
-    expect(fetch.command[2]).not.toContain('https://x');
-    expect(fetch.env).toContainEqual({ name: 'REPOSITORY', value: 'https://x/$(rm -rf /)' });
   });
 
   it('rolls a release out with no unavailable replica, ready on the health check', () => {
@@ -119,7 +74,7 @@ describe('what stands between a tenant and the platform', () => {
     expect(byKind(objects, 'Namespace').metadata.name).toBe(`tenant-${projectId}`);
   });
 
-  it('enforces the restricted Pod Security Standard there (baseline for builds, for BuildKit)', () => {
+  it('enforces the restricted Pod Security Standard there (baseline for builds, for kaniko)', () => {
     expect(byKind(objects, 'Namespace').metadata.labels).toMatchObject({
       'pod-security.kubernetes.io/enforce': 'restricted',
     });

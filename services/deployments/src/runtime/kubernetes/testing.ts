@@ -32,11 +32,8 @@ export function testRunnerSettings(
     registry: cluster.registry,
     appsDomain: 'apps.localhost',
     ingressClassName: 'platform',
-    registrySecret: 'registry',
     baseImage: cluster.nodeImage,
-    buildkitImage: 'unused',
     kanikoImage: `${cluster.registry}/${KANIKO_IMAGE_TAG}`,
-    gitImage: 'unused',
     build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', disk: '1Gi', timeoutSeconds: 600 },
     app: {
       cpu: '200m',
