@@ -103,20 +103,19 @@ export interface DeploymentSpec {
   dockerfilePath?: ServiceSettings['dockerfilePath'];
 }
 
-/** How long a replaced app pod goes on serving before it is stopped (see its preStop). */
-export const PRE_STOP_SECONDS = 5;
-
 /** Where an app listens inside its pod; `PORT` says so. */
 export const APP_PORT = 8080;
 /** The unprivileged user builds and apps run as. */
 const APP_UID = 1000;
 
-const appName = (spec: Pick<DeploymentSpec, 'serviceId'>) => `app-${spec.serviceId}`;
+/** The name of a service's app objects (its Deployment, Service, Ingress). */
+export const appName = (spec: Pick<DeploymentSpec, 'serviceId'>) => `app-${spec.serviceId}`;
 /** The namespace of a project's apps. */
 export const appNamespaceOf = (
   settings: Pick<KubernetesRunnerSettings, 'appNamespacePrefix'>,
   projectId: string,
 ) => `${settings.appNamespacePrefix}-${projectId}`;
+/** The host a service answers at. */
 export const hostOf = (
   settings: KubernetesRunnerSettings,
   spec: Pick<DeploymentSpec, 'serviceId'>,
@@ -130,17 +129,6 @@ export const SERVICE_ID_LABEL = 'platform.dev/service-id';
 /** The annotation (and, on an app's pods, the label) naming the deployment its template runs. */
 export const DEPLOYMENT_ID = 'platform.dev/deployment-id';
 
-function labels(spec: DeploymentSpec, component: 'build' | 'app'): Record<string, string> {
-  return {
-    'app.kubernetes.io/name': appName(spec),
-    'app.kubernetes.io/component': component,
-    'app.kubernetes.io/managed-by': 'platform-deployments',
-    [SERVICE_ID_LABEL]: spec.serviceId,
-    'platform.dev/project-id': spec.projectId,
-    'platform.dev/account-id': spec.accountId,
-  };
-}
-
 /** What the build and the app see besides the variables (contracts.md). */
 export function platformEnv(spec: DeploymentSpec): Record<string, string> {
   return {
@@ -151,6 +139,7 @@ export function platformEnv(spec: DeploymentSpec): Record<string, string> {
   };
 }
 
+/** A container under Pod Security `restricted`: the app user, no capability, no escalation. */
 export const RESTRICTED_CONTAINER = {
   allowPrivilegeEscalation: false,
   capabilities: { drop: ['ALL'] },
@@ -159,164 +148,3 @@ export const RESTRICTED_CONTAINER = {
   runAsGroup: APP_UID,
   seccompProfile: { type: 'RuntimeDefault' },
 };
-
-/**
- * A release: applied server-side, field manager `platform-deployments`. `image` is what the
- * build pushed, by digest (app-images.ts).
- */
-export function releaseObjects(
-  settings: KubernetesRunnerSettings,
-  spec: DeploymentSpec,
-  image: string,
-): K8sObject[] {
-  const name = appName(spec);
-  const namespace = appNamespaceOf(settings, spec.projectId);
-  const appLabels = labels(spec, 'app');
-  const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'app' };
-  const envSecret = `env-${spec.deploymentId}`;
-  const probe = { httpGet: { path: spec.healthCheckPath, port: APP_PORT } };
-  return [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: envSecret, namespace, labels: appLabels },
-      type: 'Opaque',
-      stringData: spec.variables,
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: {
-        name,
-        namespace,
-        labels: appLabels,
-        annotations: { 'platform.dev/deployment-id': spec.deploymentId },
-      },
-      spec: {
-        replicas: spec.replicas ?? 1,
-        revisionHistoryLimit: 10,
-        progressDeadlineSeconds: settings.app.healthCheckTimeoutSeconds,
-        selector: { matchLabels: selector },
-        // Zero downtime: the new pod must be ready before the old one goes.
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
-        template: {
-          metadata: {
-            // The deployment id is a label of the pods (to read a release's logs), never of the
-            // selector: a new release is a rollout of the same Deployment.
-            labels: { ...appLabels, ...selector, [DEPLOYMENT_ID]: spec.deploymentId },
-            annotations: { [DEPLOYMENT_ID]: spec.deploymentId },
-          },
-          spec: {
-            automountServiceAccountToken: false,
-            enableServiceLinks: false,
-            ...(settings.runtimeClassName && { runtimeClassName: settings.runtimeClassName }),
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [
-              {
-                name: 'app',
-                image,
-                ports: [{ name: 'http', containerPort: APP_PORT }],
-                env: Object.entries({ PORT: String(APP_PORT), ...platformEnv(spec) }).map(
-                  ([envName, value]) => ({ name: envName, value }),
-                ),
-                envFrom: [{ secretRef: { name: envSecret } }],
-                readinessProbe: { ...probe, periodSeconds: 2, failureThreshold: 3 },
-                // A replaced pod answers on while kube-proxy takes it out of the Service (a sync
-                // later): only then does it get SIGTERM, so no visitor meets a closed port.
-                lifecycle: { preStop: { sleep: { seconds: PRE_STOP_SECONDS } } },
-                resources: {
-                  requests: { cpu: settings.app.cpuRequest, memory: settings.app.memory },
-                  limits: {
-                    cpu: settings.app.cpu,
-                    memory: settings.app.memory,
-                    'ephemeral-storage': settings.app.disk,
-                  },
-                },
-                securityContext: RESTRICTED_CONTAINER,
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name, namespace, labels: appLabels },
-      spec: {
-        type: 'ClusterIP',
-        selector,
-        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-      },
-    },
-    {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name, namespace, labels: appLabels },
-      spec: {
-        ingressClassName: settings.ingressClassName,
-        rules: [
-          {
-            host: hostOf(settings, spec),
-            http: {
-              paths: [
-                {
-                  path: '/',
-                  pathType: 'Prefix',
-                  backend: { service: { name, port: { name: 'http' } } },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    },
-  ];
-}
-
-/** Where a deployment stands, read off its Kubernetes objects. */
-export type RolloutOutcome = 'DEPLOYING' | 'DEPLOYED' | 'FAILED';
-
-interface DeploymentStatusView {
-  metadata: { generation?: number };
-  spec: { replicas?: number };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    conditions?: { type: string; status: string; reason?: string }[];
-  };
-}
-
-/**
- * The release's rollout, as `kubectl rollout status` reads it: DEPLOYED once the controller has
- * seen this generation and every replica is the new one and available (no old pod left);
- * FAILED when the progress deadline (the health-check timeout) passed; DEPLOYING otherwise.
- */
-export function rolloutOutcome(deployment: DeploymentStatusView): RolloutOutcome {
-  const status = deployment.status ?? {};
-  const wanted = deployment.spec.replicas ?? 1;
-  if ((status.observedGeneration ?? 0) < (deployment.metadata.generation ?? 1)) return 'DEPLOYING';
-  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-    return 'FAILED';
-  }
-  const done =
-    (status.updatedReplicas ?? 0) === wanted &&
-    (status.availableReplicas ?? 0) >= wanted &&
-    (status.replicas ?? 0) === wanted;
-  return done ? 'DEPLOYED' : 'DEPLOYING';
-}
-
-/** A build Job's outcome: running until it completes or fails (a timeout is a failure). */
-export function buildOutcome(job: {
-  status?: { conditions?: { type: string; status: string; reason?: string }[] };
-}): { state: 'running' | 'succeeded' | 'failed'; reason?: string } {
-  const conditions = job.status?.conditions ?? [];
-  const holds = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
-  if (holds('Complete')) return { state: 'succeeded' };
-  const failed = holds('Failed');
-  if (failed) return { state: 'failed', reason: failed.reason ?? 'Failed' };
-  return { state: 'running' };
-}

@@ -1,12 +1,5 @@
-import {
-  APP_SELECTOR,
-  buildOutcome,
-  releaseObjects as releaseObjectsOf,
-  rolloutOutcome,
-  type DeploymentSpec,
-  type K8sObject,
-  type KubernetesRunnerSettings,
-} from './objects';
+import type { DeploymentSpec, K8sObject, KubernetesRunnerSettings } from './objects';
+import { releaseObjects as releaseObjectsOf } from './release-objects';
 import { BLOCKED_RANGES, buildNamespaceObjects, projectNamespaceObjects } from './tenancy';
 import { sampleDeployment, sampleImage, sampleRunnerSettings } from '../../test/kubernetes-samples';
 
@@ -16,50 +9,6 @@ const releaseObjects = (these: KubernetesRunnerSettings, deployment: DeploymentS
   releaseObjectsOf(these, deployment, sampleImage(deployment));
 
 const byKind = (objects: K8sObject[], kind: string) => objects.find((o) => o.kind === kind)!;
-
-describe('the Kubernetes runner objects', () => {
-  it('keeps the variables out of every release object but the Secret', () => {
-    const objects = releaseObjects(settings, spec());
-    const elsewhere = objects.filter((o) => o.kind !== 'Secret').map((o) => JSON.stringify(o));
-    for (const text of elsewhere) expect(text).not.toContain('tok-secret-123');
-    const secrets = objects.filter((o) => o.kind === 'Secret').map((o) => JSON.stringify(o));
-    expect(secrets.every((text) => text.includes('tok-secret-123'))).toBe(true);
-  });
-
-  it('rolls a release out with no unavailable replica, ready on the health check', () => {
-    const deployment = byKind(releaseObjects(settings, spec()), 'Deployment') as any;
-    expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
-    expect(deployment.spec.template.spec.containers[0].readinessProbe.httpGet).toEqual({
-      path: '/healthz',
-      port: 8080,
-    });
-    // Limited to its CPU, reserving a fraction of it (a node holds many idle apps); its memory
-    // reserved as limited; its disk (what it writes, its log) limited.
-    expect(deployment.spec.template.spec.containers[0].resources).toEqual({
-      requests: { cpu: '50m', memory: '512Mi' },
-      limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '114Mi' },
-    });
-    // A replaced pod serves on until kube-proxy has taken it out of the Service.
-    expect(deployment.spec.template.spec.containers[0].lifecycle).toEqual({
-      preStop: { sleep: { seconds: 5 } },
-    });
-    const ingress = byKind(releaseObjects(settings, spec()), 'Ingress') as any;
-    expect(ingress.spec.rules[0].host).toBe(`${spec().serviceId}.apps.example.com`);
-  });
-
-  it('labels a release’s pods with its deployment, which the selector leaves out', () => {
-    const deployment = byKind(releaseObjects(settings, spec()), 'Deployment') as any;
-    expect(deployment.spec.template.metadata.labels).toMatchObject({
-      'platform.dev/deployment-id': spec().deploymentId,
-    });
-    expect(deployment.spec.selector.matchLabels).not.toHaveProperty('platform.dev/deployment-id');
-    for (const object of releaseObjects(settings, spec())) {
-      expect(Object.entries(object.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`)).toEqual(
-        expect.arrayContaining(APP_SELECTOR.split(',')),
-      );
-    }
-  });
-});
 
 describe('what stands between a tenant and the platform', () => {
   const projectId = spec().projectId;
@@ -161,61 +110,5 @@ describe('what stands between a tenant and the platform', () => {
       default: { cpu: '500m', memory: '512Mi' },
       max: { cpu: '4', memory: '4Gi' },
     });
-  });
-});
-
-describe('rolloutOutcome', () => {
-  const deployment = (status: object, generation = 2) => ({
-    metadata: { generation },
-    spec: { replicas: 1 },
-    status: { observedGeneration: 2, ...status },
-  });
-
-  it.each([
-    [
-      'the controller has not seen the change',
-      deployment({ replicas: 1, updatedReplicas: 1, availableReplicas: 1 }, 3),
-      'DEPLOYING',
-    ],
-    [
-      'the new pod is not ready yet, the old one serves',
-      deployment({ replicas: 2, updatedReplicas: 1, availableReplicas: 1 }),
-      'DEPLOYING',
-    ],
-    [
-      'the new pod is ready, the old one still terminating',
-      deployment({ replicas: 2, updatedReplicas: 1, availableReplicas: 2 }),
-      'DEPLOYING',
-    ],
-    [
-      'only the new pod is left, available',
-      deployment({ replicas: 1, updatedReplicas: 1, availableReplicas: 1 }),
-      'DEPLOYED',
-    ],
-    [
-      'the progress deadline passed',
-      deployment({
-        replicas: 2,
-        updatedReplicas: 1,
-        availableReplicas: 1,
-        conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
-      }),
-      'FAILED',
-    ],
-  ])('is %s → %s', (_what, object, outcome) => {
-    expect(rolloutOutcome(object)).toBe(outcome);
-  });
-});
-
-describe('buildOutcome', () => {
-  it.each([
-    [{}, { state: 'running' }],
-    [{ conditions: [{ type: 'Complete', status: 'True' }] }, { state: 'succeeded' }],
-    [
-      { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }] },
-      { state: 'failed', reason: 'DeadlineExceeded' },
-    ],
-  ])('reads %j', (status, outcome) => {
-    expect(buildOutcome({ status })).toEqual(outcome);
   });
 });
