@@ -11,8 +11,8 @@ import { OVERLAYS, externalSecrets, useRendered } from './test/rendered';
  * RUNTIME_ROUTER_URL, the deployments Service's port to the router its pods serve
  * (RUNTIME_ROUTER_HOST:PORT, KubernetesRoutes), the router to the app's Service and so its pods;
  * projects announces APPS_URL_TEMPLATE. Each setting is read by its service's own config schema,
- * the runner's settings by its own code, and the apps' objects are the runner's (objects.ts,
- * tenancy.ts) for those settings.
+ * the runner's settings by its own code, and the apps' objects are the runner's
+ * (release-objects.ts, tenancy.ts) for those settings.
  */
 
 const { runnerSettingsOf } = require(
@@ -21,12 +21,18 @@ const { runnerSettingsOf } = require(
 const objects = require(
   path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/objects.ts'),
 ) as Record<string, (...args: any[]) => any>;
+const { releaseObjects } = require(
+  path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/release-objects.ts'),
+) as { releaseObjects: (...args: any[]) => K8sObject[] };
 const tenancy = require(
   path.join(REPO_ROOT, 'services/deployments/src/runtime/kubernetes/tenancy.ts'),
 ) as Record<string, (...args: any[]) => K8sObject[]>;
-const { sampleDeployment } = require(
+const { sampleDeployment, sampleImage } = require(
   path.join(REPO_ROOT, 'services/deployments/src/test/kubernetes-samples.ts'),
-) as { sampleDeployment: (overrides?: Record<string, unknown>) => any };
+) as {
+  sampleDeployment: (overrides?: Record<string, unknown>) => any;
+  sampleImage: (spec: unknown) => string;
+};
 const { serviceOfAppHost } = require(
   path.join(REPO_ROOT, 'services/gateway/src/apps/apps.proxy.ts'),
 ) as { serviceOfAppHost: (host: string, suffix: string) => string | null };
@@ -45,7 +51,7 @@ function appPod(settings: unknown, projectId: string, ip: string) {
   const spec = sampleDeployment({ projectId });
   const made = [
     ...tenancy.projectNamespaceObjects!(settings, projectId),
-    ...objects.releaseObjects!(settings, spec),
+    ...releaseObjects(settings, spec, sampleImage(spec)),
   ];
   return { endpoint: { ...podsOf(made)[0]!, name: `app of ${projectId}`, ip }, objects: made };
 }

@@ -9,14 +9,11 @@ export const sampleRunnerSettings: KubernetesRunnerSettings = {
   clusterDnsCidrs: [],
   egressAllow: [],
   projectQuota: { cpu: '4', memory: '4Gi', pods: 20 },
-  registry: 'registry.example.com/apps',
+  registry: 'registry.example.com',
   appsDomain: 'apps.example.com',
   ingressClassName: 'nginx',
-  registrySecret: 'registry-push',
-  baseImage: 'node:20-bookworm-slim',
-  buildkitImage: 'moby/buildkit:v0.27.1-rootless',
-  kanikoImage: '127.0.0.1:5000/platform/kaniko:v1.23.2',
-  gitImage: 'alpine/git:v2.47.2',
+  baseImage: 'registry.example.com/platform/node:22.23.3',
+  kanikoImage: 'registry.example.com/platform/kaniko:v1.23.2',
   build: { cpu: '1', cpuRequest: '250m', memory: '2Gi', disk: '4096Mi', timeoutSeconds: 600 },
   app: {
     cpu: '500m',
@@ -43,3 +40,11 @@ export const sampleDeployment = (overrides: Partial<DeploymentSpec> = {}): Deplo
   variables: { GREETING: "it's me", API_TOKEN: 'tok-secret-123' },
   ...overrides,
 });
+
+/** The image a build pushed for `spec`, by digest, as a release runs it (app-images.ts). */
+export const sampleImage = (spec: Pick<DeploymentSpec, 'serviceId'>) =>
+  `${sampleRunnerSettings.registry}/apps/${spec.serviceId}@sha256:${'e'.repeat(64)}`;
+
+/** The build's context image for `spec`, by digest, as a build Job runs it (build-job.ts). */
+export const sampleContextImage = (spec: Pick<DeploymentSpec, 'serviceId'>) =>
+  `${sampleRunnerSettings.registry}/builds/${spec.serviceId}@sha256:${'c'.repeat(64)}`;

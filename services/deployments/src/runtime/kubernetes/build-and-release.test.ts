@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +6,14 @@ import { waitFor } from '@platform/shared/testing';
 import { AppImages } from './app-images';
 import { pushBuildContext } from './build-job';
 import { KubernetesBuilds } from './builds';
-import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
-import { testRunnerSettings } from './testing';
+import { appNamespaceOf, type KubernetesRunnerSettings } from './objects';
+import {
+  deleteBuildNamespace,
+  deleteProjectNamespace,
+  testDeployment,
+  testId,
+  testRunnerSettings,
+} from './testing';
 import { KubernetesReleases } from './releases';
 
 /**
@@ -17,8 +22,6 @@ import { KubernetesReleases } from './releases';
  * API server and pushed by the platform), and the release of that image answers at its Service
  * with what the build wrote.
  */
-
-const id = () => randomBytes(12).toString('hex');
 
 describe('Kubernetes build then release', () => {
   let cluster: Cluster;
@@ -49,30 +52,19 @@ fs.writeFileSync('dist/server.js', "require('node:http').createServer((q, r) => 
 
   afterAll(async () => {
     rmSync(checkout, { recursive: true, force: true });
-    const core = kubeConfigOf(cluster).makeApiClient(k8s.CoreV1Api);
-    for (const name of [settings.buildNamespace, `${settings.appNamespacePrefix}-${projectId}`]) {
-      await core.deleteNamespace({ name }).catch(() => undefined);
-    }
+    await deleteBuildNamespace(cluster, settings);
+    await deleteProjectNamespace(cluster, settings, projectId);
   });
 
-  const projectId = id();
+  const projectId = testId();
 
   test('the build Job makes the app, whose image the release runs and serves', async () => {
     const registry = new Registry(cluster.registry);
-    const spec: DeploymentSpec = {
-      deploymentId: id(),
-      serviceId: id(),
+    const spec = testDeployment({
       projectId,
-      accountId: id(),
-      commitHash: 'c'.repeat(40),
-      repository: 'https://example.invalid/repo.git',
-      branch: 'main',
-      rootDirectory: '',
       buildCommand: 'npm run build',
       startCommand: 'npm start',
-      healthCheckPath: '/',
-      variables: {},
-    };
+    });
     const builds = new KubernetesBuilds(kubeConfigOf(cluster), settings);
     await builds.start(spec, await pushBuildContext(registry, settings, spec, checkout));
     let output = '';

@@ -1,11 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { findOrStartCluster, k8s, kubeConfigOf, Registry, type Cluster } from '@platform/kube';
 import { waitFor } from '@platform/shared/testing';
 import { buildJobName, pushBuildContext } from './build-job';
 import { KubernetesBuilds, type BuildResult } from './builds';
-import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
-import { fixtureCheckout, testRunnerSettings } from './testing';
+import type { KubernetesRunnerSettings } from './objects';
+import {
+  deleteBuildNamespace,
+  fixtureCheckout,
+  testDeployment,
+  testRunnerSettings,
+} from './testing';
 
 /**
  * BUILDING on a real cluster (scripts/infra kube, or the one KUBECONFIG names): the checkout goes
@@ -13,27 +17,13 @@ import { fixtureCheckout, testRunnerSettings } from './testing';
  * as it is printed, a failing command and the deadline fail the build, cancel deletes the Job.
  */
 
-const id = () => randomBytes(12).toString('hex');
-
 describe('Kubernetes builds (context image, Job, streamed output, cancel)', () => {
   let cluster: Cluster;
   let settings: KubernetesRunnerSettings;
   let checkout: string;
 
-  const specOf = (buildCommand: string): DeploymentSpec => ({
-    deploymentId: id(),
-    serviceId: id(),
-    projectId: id(),
-    accountId: id(),
-    commitHash: 'b'.repeat(40),
-    repository: 'https://example.invalid/repo.git',
-    branch: 'main',
-    rootDirectory: '',
-    buildCommand,
-    startCommand: null,
-    healthCheckPath: '/',
-    variables: { GREETING: 'hello there' },
-  });
+  const specOf = (buildCommand: string) =>
+    testDeployment({ buildCommand, variables: { GREETING: 'hello there' } });
 
   /** Runs a build to its end; every line with the time it arrived. */
   const build = async (command: string, overrides: Partial<KubernetesRunnerSettings> = {}) => {
@@ -59,10 +49,7 @@ describe('Kubernetes builds (context image, Job, streamed output, cancel)', () =
 
   afterAll(async () => {
     rmSync(checkout, { recursive: true, force: true });
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: settings.buildNamespace })
-      .catch(() => undefined);
+    await deleteBuildNamespace(cluster, settings);
   });
 
   test('runs the build command in the checkout with the variables; output arrives as printed', async () => {

@@ -3,7 +3,8 @@ import { buildJobName, buildJobObjects } from './build-job';
 import { followBuildLog } from './build-log';
 import { buildExitCode, collectWorkspace, WORKSPACE_BUILD } from './build-output';
 import { DOCKERFILE_BUILD, dockerfileJobObjects } from './dockerfile-job';
-import { buildOutcome, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import type { DeploymentSpec, KubernetesRunnerSettings } from './objects';
+import { buildOutcome } from './outcomes';
 import { KubernetesReleases } from './releases';
 import { buildNamespaceObjects } from './tenancy';
 

@@ -6,9 +6,15 @@ import { waitFor } from '@platform/shared/testing';
 import { AppImages } from './app-images';
 import { KubernetesBuilds } from './builds';
 import { pushDockerfileContext } from './dockerfile-job';
-import { appNamespaceOf, type DeploymentSpec, type KubernetesRunnerSettings } from './objects';
+import { appNamespaceOf, type KubernetesRunnerSettings } from './objects';
 import { KubernetesReleases } from './releases';
-import { deleteProjectNamespace, testId, testRunnerSettings } from './testing';
+import {
+  deleteBuildNamespace,
+  deleteProjectNamespace,
+  testDeployment,
+  testId,
+  testRunnerSettings,
+} from './testing';
 
 /**
  * A service's own Dockerfile on a real cluster (docs/kubernetes-runner.md, "A repository's own
@@ -38,21 +44,8 @@ describe('a Dockerfile built by kaniko in a Job', () => {
   let checkout: string;
   const projectId = testId();
 
-  const specOf = (dockerfilePath: string): DeploymentSpec => ({
-    deploymentId: testId(),
-    serviceId: testId(),
-    projectId,
-    accountId: testId(),
-    commitHash: 'd'.repeat(40),
-    repository: 'https://example.invalid/repo.git',
-    branch: 'main',
-    rootDirectory: '',
-    buildCommand: null,
-    startCommand: null,
-    healthCheckPath: '/',
-    variables: { GREETING: 'hello there' },
-    dockerfilePath,
-  });
+  const specOf = (dockerfilePath: string) =>
+    testDeployment({ projectId, variables: { GREETING: 'hello there' }, dockerfilePath });
 
   /** Builds the checkout's Dockerfile at `file` to its end; its lines and result. */
   const build = async (file: string) => {
@@ -87,10 +80,7 @@ describe('a Dockerfile built by kaniko in a Job', () => {
 
   afterAll(async () => {
     rmSync(checkout, { recursive: true, force: true });
-    await kubeConfigOf(cluster)
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: settings.buildNamespace })
-      .catch(() => undefined);
+    await deleteBuildNamespace(cluster, settings);
     await deleteProjectNamespace(cluster, settings, projectId);
   });
 

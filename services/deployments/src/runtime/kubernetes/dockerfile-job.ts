@@ -2,7 +2,7 @@ import { lstat, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { imageArchive, RegistryError, tarOf, type Registry } from '@platform/kube';
 import type { BuildContainer } from './build-output';
-import { buildJobName, buildResources, checkoutLayer } from './build-job';
+import { buildJob, checkoutLayer, literalCommand } from './build-job';
 import { baseImagesOf, pinBaseImages } from './dockerfile';
 import {
   platformEnv,
@@ -129,97 +129,52 @@ function kanikoCommand(settings: KubernetesRunnerSettings, spec: DeploymentSpec)
     `if [ "$code" = 0 ]; then while [ ! -e ${COLLECTED_FILE} ]; do ${BUSYBOX} sleep 0.2; done; fi; ` +
     'exit "$code"';
   return [
-    BUSYBOX,
-    'sh',
-    '-c',
-    script.replace(/\$/g, '$$$$'),
-    'build',
-    `${KANIKO}/executor`,
-    `--context=dir://${context}`.replace(/\$/g, '$$$$'),
-    `--dockerfile=${DOCKERFILE}`,
-    '--no-push',
-    `--destination=${settings.registry}/apps/${spec.serviceId}:${spec.deploymentId}`,
-    `--tar-path=${IMAGE_ARCHIVE}`,
-    '--cache=true',
-    `--cache-dir=${CACHE}`,
-    `--cache-repo=oci:${KANIKO}/layer-cache`,
-    '--cache-run-layers=false',
-    '--cache-copy-layers=false',
-    '--log-format=text',
+    ...literalCommand([
+      BUSYBOX,
+      'sh',
+      '-c',
+      script,
+      'build',
+      `${KANIKO}/executor`,
+      `--context=dir://${context}`,
+      `--dockerfile=${DOCKERFILE}`,
+      '--no-push',
+      `--destination=${settings.registry}/apps/${spec.serviceId}:${spec.deploymentId}`,
+      `--tar-path=${IMAGE_ARCHIVE}`,
+      '--cache=true',
+      `--cache-dir=${CACHE}`,
+      `--cache-repo=oci:${KANIKO}/layer-cache`,
+      '--cache-run-layers=false',
+      '--cache-copy-layers=false',
+      '--log-format=text',
+    ]),
     // Names are environment names (source-rules): `$(NAME)` is the kubelet's expansion.
     ...names.flatMap((name) => ['--build-arg', `${name}=$(${name})`]),
   ];
 }
 
 /**
- * The Secret with the deployment's variables and the Job that runs kaniko in the build's image:
- * no retry, the build timeout as its deadline, no service account token, the pod's own user
- * namespace, RuntimeDefault seccomp, no privilege escalation, only DOCKERFILE_BUILD_CAPABILITIES,
- * the build's CPU and memory.
+ * kaniko's Job: its command in the build's image, in the pod's own user namespace as uid 0 with
+ * only DOCKERFILE_BUILD_CAPABILITIES, RuntimeDefault seccomp and no privilege escalation.
  */
 export function dockerfileJobObjects(
   settings: KubernetesRunnerSettings,
   spec: DeploymentSpec,
   contextImage: string,
 ): { secret: K8sObject; job: K8sObject } {
-  const name = buildJobName(spec);
-  const namespace = settings.buildNamespace;
-  const labels = {
-    'app.kubernetes.io/component': 'build',
-    'app.kubernetes.io/managed-by': 'platform-deployments',
-    'platform.dev/service-id': spec.serviceId,
-    'platform.dev/deployment-id': spec.deploymentId,
-  };
-  const { timeoutSeconds } = settings.build;
-  return {
-    secret: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace, labels },
-      type: 'Opaque',
-      stringData: spec.variables,
-    },
-    job: {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name, namespace, labels },
-      spec: {
-        backoffLimit: 0,
-        activeDeadlineSeconds: timeoutSeconds,
-        ttlSecondsAfterFinished: 3600,
-        template: {
-          metadata: { labels },
-          spec: {
-            restartPolicy: 'Never',
-            terminationGracePeriodSeconds: 3,
-            automountServiceAccountToken: false,
-            ...(settings.runtimeClassName && { runtimeClassName: settings.runtimeClassName }),
-            enableServiceLinks: false,
-            hostUsers: false,
-            securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [
-              {
-                name: 'build',
-                image: contextImage,
-                command: kanikoCommand(settings, spec),
-                env: Object.entries({ HOME: '/root', ...platformEnv(spec) }).map(
-                  ([envName, value]) => ({ name: envName, value }),
-                ),
-                envFrom: [{ secretRef: { name } }],
-                resources: buildResources(settings.build),
-                securityContext: {
-                  runAsUser: 0,
-                  runAsGroup: 0,
-                  runAsNonRoot: false,
-                  allowPrivilegeEscalation: false,
-                  capabilities: { drop: ['ALL'], add: DOCKERFILE_BUILD_CAPABILITIES },
-                  seccompProfile: { type: 'RuntimeDefault' },
-                },
-              },
-            ],
-          },
-        },
+  return buildJob(settings, spec, contextImage, {
+    pod: { hostUsers: false, securityContext: { seccompProfile: { type: 'RuntimeDefault' } } },
+    container: {
+      command: kanikoCommand(settings, spec),
+      home: '/root',
+      securityContext: {
+        runAsUser: 0,
+        runAsGroup: 0,
+        runAsNonRoot: false,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'], add: DOCKERFILE_BUILD_CAPABILITIES },
+        seccompProfile: { type: 'RuntimeDefault' },
       },
     },
-  };
+  });
 }

@@ -1,12 +1,14 @@
 import { inClientShape, k8s, type Kubernetes } from '@platform/kube';
 import {
+  appName,
   appNamespaceOf,
-  releaseObjects,
-  rolloutOutcome,
+  DEPLOYMENT_ID,
   type DeploymentSpec,
   type K8sObject,
   type KubernetesRunnerSettings,
 } from './objects';
+import { rolloutOutcome } from './outcomes';
+import { releaseObjects } from './release-objects';
 import { rolloutFailure } from './rollout-failure';
 import { projectNamespaceObjects } from './tenancy';
 
@@ -46,7 +48,6 @@ export interface LiveRelease {
 
 /** The annotation of the Deployment holding its release's generation. */
 export const GENERATION = 'platform.dev/generation';
-const DEPLOYMENT_ID = 'platform.dev/deployment-id';
 
 /** Beyond the Deployment's own progress deadline, how long a watch waits for the verdict. */
 const VERDICT_MARGIN_MS = 30_000;
@@ -109,7 +110,7 @@ export class KubernetesReleases {
   async live(spec: Pick<DeploymentSpec, 'projectId' | 'serviceId'>): Promise<LiveRelease | null> {
     const deployment = await this.apps
       .readNamespacedDeployment({
-        name: `app-${spec.serviceId}`,
+        name: appName(spec),
         namespace: appNamespaceOf(this.settings, spec.projectId),
       })
       .catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
@@ -216,7 +217,7 @@ export class KubernetesReleases {
     signal?: AbortSignal,
   ): Promise<RolloutResult> {
     const namespace = appNamespaceOf(this.settings, spec.projectId);
-    const name = `app-${spec.serviceId}`;
+    const name = appName(spec);
     const deadlineMs = this.settings.app.healthCheckTimeoutSeconds * 1000 + VERDICT_MARGIN_MS;
     return new Promise<RolloutResult>((resolve, reject) => {
       let settled = false;

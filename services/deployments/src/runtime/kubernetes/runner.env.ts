@@ -115,11 +115,8 @@ export function runnerSettingsOf(
     registry: env.KUBE_REGISTRY,
     appsDomain: env.APPS_DOMAIN,
     ingressClassName: 'platform',
-    registrySecret: 'registry',
     baseImage: env.KUBE_NODE_IMAGE ?? `${env.KUBE_REGISTRY}/${NODE_IMAGE_TAG}`,
-    buildkitImage: 'unused',
     kanikoImage: env.KUBE_KANIKO_IMAGE ?? `${env.KUBE_REGISTRY}/${KANIKO_IMAGE_TAG}`,
-    gitImage: 'unused',
     ...(env.KUBE_RUNTIME_CLASS && { runtimeClassName: env.KUBE_RUNTIME_CLASS }),
     build: {
       cpu: cpuQuantity(env.BUILD_CPUS),

@@ -7,8 +7,9 @@ import { NON_PUBLIC_IPV4_RANGES } from '../../sandbox/network/non-public-ranges'
  * whose NetworkPolicies deny everything but traffic from the ingress controller in and to public
  * addresses and the cluster DNS (its kube-dns pods, or port 53 at `clusterDnsCidrs`) out (never
  * the platform's namespace, the cluster's ranges or any private, link-local, shared or metadata
- * address), with a ResourceQuota for the project and a LimitRange for each container. Builds run in the platform's build namespace (BuildKit needs an
- * unconfined seccomp profile, which `restricted` forbids) under the same egress rule.
+ * address), with a ResourceQuota for the project and a LimitRange for each container. Builds run
+ * in the platform's build namespace (`baseline`: kaniko's capabilities, dockerfile-job.ts, which
+ * `restricted` forbids) under the same egress rule.
  */
 
 /** Never reachable from a tenant's pod, whatever the cluster: within 0.0.0.0/0, IPv4. */

@@ -32,11 +32,8 @@ export function testRunnerSettings(
     registry: cluster.registry,
     appsDomain: 'apps.localhost',
     ingressClassName: 'platform',
-    registrySecret: 'registry',
     baseImage: cluster.nodeImage,
-    buildkitImage: 'unused',
     kanikoImage: `${cluster.registry}/${KANIKO_IMAGE_TAG}`,
-    gitImage: 'unused',
     build: { cpu: '1', cpuRequest: '100m', memory: '512Mi', disk: '1Gi', timeoutSeconds: 600 },
     app: {
       cpu: '200m',
@@ -52,17 +49,12 @@ export function testRunnerSettings(
 /** An id as the platform makes them (24 hexadecimal digits). */
 export const testId = () => randomBytes(12).toString('hex');
 
-/**
- * A release of a service whose app is `script` (run by `node -e` on the Node base image), its
- * image pushed to the cluster's registry without a build; a new deployment id each time.
- */
-export async function scriptRelease(
-  cluster: Cluster,
-  spec: Pick<DeploymentSpec, 'serviceId' | 'projectId'> & Partial<DeploymentSpec>,
-  script: string,
-): Promise<Release> {
-  const full: DeploymentSpec = {
+/** A deployment of a new service of a new project (ids as the platform makes them), `overrides` over it. */
+export function testDeployment(overrides: Partial<DeploymentSpec> = {}): DeploymentSpec {
+  return {
     deploymentId: testId(),
+    serviceId: testId(),
+    projectId: testId(),
     accountId: testId(),
     commitHash: 'a'.repeat(40),
     repository: 'https://example.invalid/repo.git',
@@ -72,8 +64,20 @@ export async function scriptRelease(
     startCommand: null,
     healthCheckPath: '/',
     variables: {},
-    ...spec,
+    ...overrides,
   };
+}
+
+/**
+ * A release of a service whose app is `script` (run by `node -e` on the Node base image), its
+ * image pushed to the cluster's registry without a build; a new deployment id each time.
+ */
+export async function scriptRelease(
+  cluster: Cluster,
+  spec: Pick<DeploymentSpec, 'serviceId' | 'projectId'> & Partial<DeploymentSpec>,
+  script: string,
+): Promise<Release> {
+  const full = testDeployment(spec);
   const image = await new Registry(cluster.registry).appendImage(
     cluster.nodeImage,
     `apps/${full.serviceId}`,
@@ -84,16 +88,29 @@ export async function scriptRelease(
   return { spec: full, image: image.reference };
 }
 
+/** Deletes a namespace if it is there. */
+async function deleteNamespace(cluster: Cluster, name: string): Promise<void> {
+  await kubeConfigOf(cluster)
+    .makeApiClient(k8s.CoreV1Api)
+    .deleteNamespace({ name })
+    .catch(() => undefined);
+}
+
 /** Deletes a test project's namespace, and so all that ran in it (afterAll). */
 export async function deleteProjectNamespace(
   cluster: Cluster,
   settings: KubernetesRunnerSettings,
   projectId: string,
 ): Promise<void> {
-  await kubeConfigOf(cluster)
-    .makeApiClient(k8s.CoreV1Api)
-    .deleteNamespace({ name: appNamespaceOf(settings, projectId) })
-    .catch(() => undefined);
+  await deleteNamespace(cluster, appNamespaceOf(settings, projectId));
+}
+
+/** Deletes a test's builds' namespace, and so its Jobs and their pods (afterAll). */
+export async function deleteBuildNamespace(
+  cluster: Cluster,
+  settings: KubernetesRunnerSettings,
+): Promise<void> {
+  await deleteNamespace(cluster, settings.buildNamespace);
 }
 
 /** A checkout of a fixture whose `npm run build` is `node build.js` with this source. */
