@@ -254,7 +254,7 @@ describe('a variable is a value, never a part of the pod', () => {
         serviceAccountToken: false,
         podSecurity: POD_SECURITY,
         security: RESTRICTED_CONTAINER,
-        // The image's entrypoint: `sh -c <startCommand>`.
+        // The image’s entrypoint: `sh -c -- <startCommand>`.
         command: undefined,
         env: [...PLATFORM_ENV, 'PORT'],
         envFrom: [{ secretRef: { name: `env-${id}` } }],

@@ -247,3 +247,27 @@ describe('the pipeline on Kubernetes', () => {
     TEST,
   );
 });
+
+describe('a tenant’s commands on Kubernetes', () => {
+  it(
+    'a build command and a start command that start with a dash run as scripts, not as options of the shell',
+    async () => {
+      const { service, id } = await h.newDeployment(
+        {},
+        {
+          buildCommand: '-x 2>/dev/null\necho build-ran-as-a-script\nnode build.js',
+          startCommand: '-x 2>/dev/null\necho app-ran-as-a-script\nexec node server.js',
+        },
+      );
+
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+      const app = await k.appLogOnce(service, id, 'app-ran-as-a-script', ROLLOUT);
+
+      expect(deployed.logs).toContain('build-ran-as-a-script');
+      // `sh -c -x` would have traced every command it ran.
+      expect(deployed.logs).not.toContain('+ echo');
+      expect(app).not.toContain('+ echo');
+    },
+    TEST,
+  );
+});

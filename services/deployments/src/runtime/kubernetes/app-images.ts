@@ -23,8 +23,8 @@ export class AppImages {
   ) {}
 
   /**
-   * Pushes the app's image: the base image, the built workspace (a tar layer), `sh -c
-   * startCommand` in the root directory, labelled with its deployment so that no two
+   * Pushes the app's image: the base image, the built workspace (a tar layer), `sh -c --
+   * startCommand` in the root directory (after `--`: a command starting with `-` is a script), labelled with its deployment so that no two
    * deployments share a digest (a deleted one never takes another's tag with it).
    */
   async push(spec: DeploymentSpec, workspace: Buffer): Promise<string> {
@@ -34,7 +34,7 @@ export class AppImages {
       spec.deploymentId,
       [workspace],
       {
-        entrypoint: ['sh', '-c', spec.startCommand ?? 'npm start'],
+        entrypoint: ['sh', '-c', '--', spec.startCommand ?? 'npm start'],
         cmd: [],
         workingDir: path.posix.join(WORKSPACE, spec.rootDirectory),
         labels: { 'platform.dev/deployment-id': spec.deploymentId },

@@ -17,11 +17,11 @@ const COLLECTED_FILE = '/tmp/.platform-build-collected';
 
 /**
  * The build container's command: the tenant's build command is `$1` of a fixed script, never part
- * of it.
+ * of it, and after `--` (a command starting with `-` is a script, not an option of sh).
  */
 export function buildContainerCommand(buildCommand: string): string[] {
   const script =
-    'sh -c "$1"; code=$?; echo "$code" > ' +
+    'sh -c -- "$1"; code=$?; echo "$code" > ' +
     EXIT_FILE +
     '; if [ "$code" = 0 ]; then while [ ! -e ' +
     COLLECTED_FILE +
