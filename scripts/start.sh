@@ -72,7 +72,8 @@ stop_supervisor() {
 }
 
 pids=()
-infra_started=()
+# The servers this run launched (infra.sh writes their names here): the only ones it stops.
+infra_launched="$(mktemp)"
 cleanup() {
   # Ctrl-C reaches us twice (from the terminal and forwarded by npm): finish cleaning up anyway.
   trap '' INT TERM
@@ -85,7 +86,9 @@ cleanup() {
   done
   stop_supervisor
   rm -f "$LOG_DIR"/*.pid
-  for c in "${infra_started[@]}"; do bash scripts/infra/infra.sh stop "$c" || true; done
+  local c
+  while read -r c; do bash scripts/infra/infra.sh stop "$c" || true; done <"$infra_launched"
+  rm -f "$infra_launched"
   say "stopped"
 }
 trap cleanup EXIT
@@ -94,23 +97,19 @@ trap 'exit 143' TERM
 
 install_npm_packages say
 say "building (tsc -b; the dashboard when its sources changed)"
-npx tsc -b
+node node_modules/typescript/bin/tsc -b
 bash scripts/build-dashboard.sh
 
 if [ -z "${MONGO_URL:-}" ] || [ -z "${KAFKA_BROKERS:-}" ] || [ -z "${REDIS_URL:-}" ]; then
   # Only what this script starts is stopped on exit; servers already running are left alone.
-  for c in redis kafka mongo; do
-    bash scripts/infra/infra.sh status "$c" >/dev/null 2>&1 || infra_started+=("$c")
-  done
   say "starting infrastructure (first run installs and builds it; see scripts/infra/README.md)"
-  bash scripts/infra/infra.sh start all
+  INFRA_LAUNCHED_FILE="$infra_launched" bash scripts/infra/infra.sh start all
   eval "$(bash scripts/infra/infra.sh url all | sed 's/^/export /')"
 fi
 export RUNTIME="${RUNTIME:-local}"
 if [ "$RUNTIME" = kubernetes ] && [ -z "${KUBECONFIG:-}" ]; then
-  bash scripts/infra/infra.sh status kube >/dev/null 2>&1 || infra_started+=(kube)
   say "starting the Kubernetes cluster (RUNTIME=kubernetes; the first run builds it)"
-  bash scripts/infra/infra.sh start kube
+  INFRA_LAUNCHED_FILE="$infra_launched" bash scripts/infra/infra.sh start kube
   eval "$(bash scripts/infra/infra.sh url kube | sed 's/^/export /')"
 fi
 # The Kafka logins stay in this script: no service runs as the admin (the tests' user), and each

@@ -91,6 +91,8 @@ cmd_start() {
       log "$(label "$c"): starting on 127.0.0.1:$(port_of "$c") (log: $INFRA_RUN_DIR/$c/$c.log)"
       "${c}_launch"
       launched+="$c "
+      # Who started it learns what it must stop (scripts/start.sh stops only what it launched).
+      if [ -n "${INFRA_LAUNCHED_FILE:-}" ]; then echo "$c" >>"$INFRA_LAUNCHED_FILE"; fi
     fi
     pending+=("$c")
   done
