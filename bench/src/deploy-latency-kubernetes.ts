@@ -51,7 +51,7 @@ async function throughPlatform(label: string, env: Record<string, string>): Prom
     const times: number[] = [];
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
       const commit = await repository.commit({ greeting: `version ${i}` });
-      const elapsed = await timedDeploy(owner.client, servicePath, commit, {
+      const { elapsed } = await timedDeploy(owner.client, servicePath, commit, {
         pollMs: POLL_MS,
         deadlineMs: ANSWER_DEADLINE_MS,
       });

@@ -19,6 +19,7 @@ import { ms, say } from './lib/log';
 import { verdict, writeResults } from './lib/results';
 import { startFixtureStack } from './lib/fixture-stack';
 import { timedDeploy } from './lib/timed-deploy';
+import { deployPhases } from './lib/deploy-phases';
 import { main } from './lib/stack';
 import { distribution } from './lib/stats';
 
@@ -52,18 +53,21 @@ async function byHand(repositoryUrl: string, commitHash: string, revision: strin
 }
 
 main('deploy-latency', 900, async () => {
-  const { repository, servicePath, close, ...owner } = await startFixtureStack('deploy-latency');
+  const { repository, servicePath, close, logDir, ...owner } =
+    await startFixtureStack('deploy-latency');
   try {
     const platform: number[] = [];
+    const measured: string[] = [];
     const manual: number[] = [];
     for (let i = 0; i < WARMUP + DEPLOYS; i++) {
       const commit = await repository.commit({ greeting: `version ${i}` });
-      const elapsed = await timedDeploy(owner.client, servicePath, commit, {
+      const { elapsed, id } = await timedDeploy(owner.client, servicePath, commit, {
         pollMs: POLL_MS,
         deadlineMs: 60_000,
       });
       const hand = await byHand(repository.url, commit.hash, commit.revision);
       if (i >= WARMUP) {
+        measured.push(id);
         platform.push(elapsed);
         manual.push(hand);
       }
@@ -78,11 +82,15 @@ main('deploy-latency', 900, async () => {
     say(
       `trigger → URL answering: p50 ${ms(viaPlatform.p50)} ms, p95 ${ms(viaPlatform.p95)} ms; by hand p50 ${ms(viaHand.p50)} ms, p95 ${ms(viaHand.p95)} ms; ratio of the p50s ${ratio}`,
     );
+    // Where the platform's time goes, p50 of each phase (the deployments service's log).
+    const phases = logDir ? deployPhases(logDir, measured) : {};
+    for (const [phase, p50] of Object.entries(phases)) say(`  ${phase}: p50 ${p50} ms`);
     writeResults('deploy-latency', {
       config: { deploys: DEPLOYS, warmup: WARMUP, pollMs: POLL_MS },
       platformMs: viaPlatform,
       byHandMs: viaHand,
       p50Ratio: ratio,
+      platformPhasesP50Ms: phases,
       verdicts: [
         verdict('trigger → URL answering, p95', ms(viaPlatform.p95), '<=', 5_000, ' ms'),
         verdict('platform p50 over by-hand p50', ratio, '<=', 5),

@@ -20,7 +20,7 @@ export async function startFixtureStack(label: string, env: Record<string, strin
       await stack.stop();
       await repository.close();
     };
-    return { ...owner, repository, close };
+    return { ...owner, repository, close, logDir: stack.logDir };
   } catch (err) {
     await repository.close();
     throw err;

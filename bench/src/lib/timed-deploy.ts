@@ -5,14 +5,14 @@ import { waitForServiceUrl } from './client';
 /**
  * One deployment through the platform, timed from the trigger to the service's URL (through the
  * gateway) answering with `commit`; then checked DEPLOYED (the URL answers as soon as it is
- * switched, DEPLOYED is recorded right after). Resolves with the time in ms.
+ * switched, DEPLOYED is recorded right after). Resolves with the time in ms and the deployment's id.
  */
 export async function timedDeploy(
   client: GatewayClient,
   servicePath: string,
   commit: AppCommit,
   options: { pollMs: number; deadlineMs: number },
-): Promise<number> {
+): Promise<{ elapsed: number; id: string }> {
   const started = performance.now();
   const created = await client.expect(201, 'POST', `${servicePath}/deployments`, {
     commitHash: commit.hash,
@@ -28,5 +28,5 @@ export async function timedDeploy(
   if (deployment.status !== 'DEPLOYED') {
     throw new Error(`deployment ${created.id} is ${deployment.status}:\n${deployment.logs}`);
   }
-  return elapsed;
+  return { elapsed, id: created.id as string };
 }

@@ -3,6 +3,7 @@ import { testLogger } from '@platform/shared/testing';
 import { openLocalSteps } from '../local.compose';
 import { SourceSnapshots } from '../source/snapshot';
 import { useHarness } from '../test/harness';
+import { PhaseTimer } from './phase-timer';
 import type { LocalSteps, StepContext } from './steps';
 
 // No worker: the test runs the real build step itself, with a context it controls.
@@ -41,6 +42,7 @@ describe('a build whose output cannot be handled', () => {
       line: () => undefined,
       signal: new AbortController().signal,
       runsAgain: () => false,
+      timer: new PhaseTimer(),
     };
 
     const outcome = await steps.build(context);

@@ -5,6 +5,7 @@ import type { DeploymentStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
 import type { Lease, LeaseState, Leases } from './leases';
 import type { PipelineWorkerOptions } from './pipeline.options';
+import { PhaseTimer } from './phase-timer';
 import type { ReleaseLog, StepOutcome } from './steps';
 
 /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
@@ -75,7 +76,13 @@ export class DeploymentRun {
       await this.fail(`Gave up after ${MAX_ATTEMPTS} attempts.`);
       return;
     }
-    this.logger.info({ status: this.deployment.status }, 'running deployment');
+    this.logger.info(
+      {
+        status: this.deployment.status,
+        sinceCreatedMs: Date.now() - this.deployment.createdAt.getTime(),
+      },
+      'running deployment',
+    );
     if (this.deployment.status === 'BUILDING') {
       if (!(await this.runStep('build'))) return;
       if (!(await this.advance('DEPLOYING'))) return;
@@ -97,6 +104,7 @@ export class DeploymentRun {
     const controller = new AbortController();
     this.step = controller;
     if (this.interruption) controller.abort();
+    const timer = new PhaseTimer();
     const outcome = this.context.options.steps[step]({
       deployment: this.deployment,
       attempt: this.lease.attempt,
@@ -105,6 +113,7 @@ export class DeploymentRun {
       signal: controller.signal,
       runsAgain: () =>
         this.interruption?.reason === 'shutdown' || this.interruption?.reason === 'lease-lost',
+      timer,
     });
     let stepDone = false;
     const heartbeat = this.keepLease(step, () => stepDone);
@@ -116,6 +125,10 @@ export class DeploymentRun {
     this.heartbeatWait?.abort();
     await heartbeat;
     this.step = undefined;
+    this.logger.info(
+      { step, ok: result.ok, ms: Date.now() - started, phases: timer.phases },
+      'step timings',
+    );
     if (this.interruption) {
       await this.settleInterrupted(step);
       return false;
@@ -170,10 +183,11 @@ export class DeploymentRun {
 
   /** Records the next status (DEPLOYED, being final, ends the lease with it). */
   private async advance(to: 'DEPLOYING' | 'DEPLOYED'): Promise<boolean> {
+    const started = Date.now();
     const updated = await this.recordChange(to);
     if (!updated) return false;
     this.deployment = updated;
-    this.logger.info({ status: to }, 'deployment moved on');
+    this.logger.info({ status: to, ms: Date.now() - started }, 'deployment moved on');
     return true;
   }
 

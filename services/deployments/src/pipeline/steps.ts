@@ -9,6 +9,7 @@ import { fetchSource } from './fetch-source';
 import { followReleaseLog } from './release-log-follower';
 import { promoteNewestWins } from './promotion';
 import { environmentOf, openSource, secretValuesOf, type OpenedSource } from './deployment-source';
+import type { PhaseTimer } from './phase-timer';
 import { SecretMask } from './secret-mask';
 
 /** What a step gets from the run that holds the deployment. */
@@ -27,6 +28,8 @@ export interface StepContext {
    * so what it started is left for the next run rather than undone.
    */
   runsAgain(): boolean;
+  /** Marks the end of each phase of the step (the step's `step timings` log line). */
+  timer: PhaseTimer;
 }
 
 /** Where a deployed app's log goes on: its release, and how much of it the deployment has. */
@@ -92,6 +95,7 @@ export class LocalSteps implements DeploymentSteps {
     const { deployment: d } = context;
     const { builds } = this.options;
     const source = await openSource(d, this.options.snapshots, this.options.secretBox);
+    context.timer.mark('source');
     if (!source) return failed('The deployment has no source snapshot.');
     if (typeof source === 'string') return failed(source);
     if (source.dockerfilePath) {
@@ -110,6 +114,7 @@ export class LocalSteps implements DeploymentSteps {
     if (!source.repository) return failed('the service has no repository');
 
     const dir = await builds.prepare(refOf(d));
+    context.timer.mark('disk');
     const outcome = await this.buildIn(dir, context, {
       ...source,
       repository: source.repository,
@@ -131,6 +136,7 @@ export class LocalSteps implements DeploymentSteps {
     const { deployment: d, signal } = context;
     const { builds, buildLimits } = this.options;
     const unfetched = await fetchSource(context, source, workspace, this.options);
+    context.timer.mark('fetch');
     if (unfetched) return failed(unfetched);
 
     if (source.buildCommand) {
@@ -159,6 +165,7 @@ export class LocalSteps implements DeploymentSteps {
         signal: AbortSignal.any([signal, outputFailed.signal]),
         tmpDir: tmp,
       });
+      context.timer.mark('build command');
       if (outputError) {
         return failed(
           `The build’s output could not be handled (${outputError.message}): the build was stopped.`,
@@ -177,6 +184,7 @@ export class LocalSteps implements DeploymentSteps {
       commitHash: d.commitHash,
       protect: live ? [live] : [],
     });
+    context.timer.mark('keep');
     return { ok: true };
   }
 
@@ -189,6 +197,7 @@ export class LocalSteps implements DeploymentSteps {
     const build = await this.options.builds.find(refOf(d, source.buildOf ?? d.id));
     if (!build) return failed('The build of this deployment is no longer kept.');
     await this.options.builds.open(build);
+    context.timer.mark('source and build');
 
     const { runtime } = this.options;
     const releaseId = releaseIdOf(d.id, context.attempt);
@@ -205,8 +214,11 @@ export class LocalSteps implements DeploymentSteps {
       const started = await runtime.start(
         this.releaseOf(d, source, build.workspace, source.startCommand, releaseId),
       );
+      context.timer.mark('start and health');
+      context.timer.detail(started.startTimings);
       await following.stop();
       context.output(mask.flush());
+      context.timer.mark('start log');
       if (signal.aborted || started.state === 'stopped')
         return failed('The deploy step was stopped.');
       if (started.state !== 'ready') {
@@ -214,8 +226,10 @@ export class LocalSteps implements DeploymentSteps {
       }
       signal.removeEventListener('abort', stopOnAbort);
       const promotion = await promoteNewestWins(runtime, releaseId, d);
+      context.timer.mark('switch');
       const offset = await following.stop();
       context.output(mask.flush());
+      context.timer.mark('app log');
       if (!promotion.promoted) return failed(`The app was not made live: ${promotion.why}`);
       const { previous } = promotion;
       context.line(

@@ -54,6 +54,8 @@ export interface ReleaseInfo {
   /** Requests the router is forwarding to it right now. */
   inflight: number;
   startedAt: string;
+  /** How long its start took: its copies launched (sandboxes made, processes spawned), then healthy. */
+  startTimings?: { launchMs: number; healthMs: number };
   /** Why it failed or crashed for good. */
   failure?: string;
   logFile: string;
@@ -79,6 +81,7 @@ export class Release {
   private nextCopy = 0;
   /** Its deployment's place in its service's order, once promoted with one (newest wins). */
   generation?: string;
+  startTimings?: { launchMs: number; healthMs: number };
 
   constructor(
     public spec: ReleaseSpec,
@@ -150,6 +153,7 @@ export class Release {
       restarts: this.copies.reduce((sum, copy) => sum + copy.restarts, 0),
       inflight: this.inflight,
       startedAt: this.startedAt.toISOString(),
+      ...(this.startTimings && { startTimings: this.startTimings }),
       ...(this.failure && { failure: this.failure }),
       logFile: this.logFile,
     };

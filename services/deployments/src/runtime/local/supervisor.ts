@@ -73,12 +73,14 @@ export class Supervisor {
     this.releases.set(spec.releaseId, release);
     const count = release.copies.length;
     release.write(`starting \`${spec.command}\`${count > 1 ? ` (${count} copies)` : ''}`);
+    const began = performance.now();
     try {
       await Promise.all(release.copies.map((copy) => this.copies.launch(release, copy)));
     } catch (err) {
       await this.fail(release, `could not start: ${(err as Error).message}`);
       return this.info(release);
     }
+    const launched = performance.now();
     const failure =
       (await waitAllHealthy(release, (copy) => {
         if (count > 1) release.write(`${copy.label}healthy`);
@@ -87,6 +89,11 @@ export class Supervisor {
       release.copies
         .filter((copy) => !copy.process)
         .map((copy) => `${copy.label}exited after it answered healthy`)[0];
+    const tenths = (ms: number) => Math.round(ms * 10) / 10;
+    release.startTimings = {
+      launchMs: tenths(launched - began),
+      healthMs: tenths(performance.now() - launched),
+    };
     if (failure) await this.fail(release, failure);
     else {
       release.state = 'ready';
