@@ -88,7 +88,7 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
      * others, beyond the write in flight (one at a time per deployment): the log is written as
      * output comes, and its followers are woken by each write (docs/architecture.md, "Live logs").
      */
-    LOG_FLUSH_DELAY: durationEnv('5ms', { min: '0ms', max: '1s' }),
+    LOG_FLUSH_DELAY: durationEnv('5ms', { min: '1ms', max: '1s' }),
     /**
      * How long after its last read a followed log is read again when no notice of an append
      * came: the fallback should a notice be lost (the broker away), never the usual way.
