@@ -95,7 +95,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   const notices = new LogNotices({
     kafka,
     logger,
-    wake: (id, lastLine) => followers.appended(id, lastLine),
+    wake: (id, lastLine, lines) => followers.appended(id, lastLine, lines),
   });
   await notices.start();
   lifecycle.onShutdown('log notices', () => notices.stop());

@@ -167,4 +167,17 @@ describe('LogFollowers', () => {
     expect(got).toEqual(['1 one', 'BUILDING', '2 two']);
     followers.closeAll();
   });
+
+  it('sends the lines a notice of this replica carries, right after its last, without reading the store', async () => {
+    const log = new MemoryLog();
+    const followers = followersOf(log, 3_600_000);
+    const { got, sink } = recorder();
+    await followers.follow(ID, 0, sink);
+
+    // Not in the in-memory log: only the notice has them.
+    followers.appended(ID, 2, { firstLine: 1, text: 'one\ntwo\n' });
+
+    expect(got).toEqual(['BUILDING', '1 one', '2 two']);
+    followers.closeAll();
+  });
 });

@@ -1,5 +1,7 @@
 import { DEPLOYMENT_STAGE as STAGE, type Logger } from '@platform/shared';
+import type { AppendedLines } from './log-notices';
 import type { LogLine, LogStore } from './log-store';
+import { linesOf } from './log-trim';
 import { isFinal, type DeploymentStatus } from './status';
 
 /** What a follower is sent, in order. */
@@ -62,9 +64,25 @@ class Tail {
     this.wake('full');
   }
 
-  /** The log now ends at `lastLine` (a notice): the lines after this tail's last are read now. */
-  appended(lastLine: number): void {
-    if (lastLine > this.lastLine) this.wake('lines');
+  /**
+   * The log now ends at `lastLine` (a notice): the lines after this tail's last are read now, or,
+   * when the notice has them (an append of this replica) and they come right after this tail's
+   * last, sent as they are, with no read, unless a read or a status is under way (the order of
+   * lines and statuses is the reads').
+   */
+  appended(lastLine: number, lines?: AppendedLines): void {
+    if (lastLine <= this.lastLine || this.stopped) return;
+    if (!lines || lines.firstLine !== this.lastLine + 1 || this.reading || this.announced.length) {
+      this.wake('lines');
+      return;
+    }
+    const items: Item[] = linesOf(lines.text).map((text, i) => ({
+      line: { n: lines.firstLine + i, text },
+    }));
+    this.lastLine = lastLine;
+    for (const follower of this.followers) deliver(follower, items);
+    clearTimeout(this.timer);
+    this.schedule();
   }
 
   stop(): void {
@@ -211,8 +229,8 @@ export class LogFollowers {
   }
 
   /** A notice of an append (LogNotices, from any replica): the log now ends at `lastLine`. */
-  appended(deploymentId: string, lastLine: number): void {
-    this.tails.get(deploymentId)?.appended(lastLine);
+  appended(deploymentId: string, lastLine: number, lines?: AppendedLines): void {
+    this.tails.get(deploymentId)?.appended(lastLine, lines);
   }
 
   /** Ends every stream (the service is shutting down). */

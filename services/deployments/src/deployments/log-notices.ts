@@ -27,8 +27,17 @@ const noticeSchema = z.object({
 });
 type Notice = z.infer<typeof noticeSchema>;
 
-/** Told of every append: the deployment's log now ends at `lastLine`. */
-export type LogAppended = (deploymentId: string, lastLine: number) => void;
+/** The lines an append added: whole lines from `firstLine` on. */
+export interface AppendedLines {
+  firstLine: number;
+  text: string;
+}
+
+/**
+ * Told of every append: the deployment's log now ends at `lastLine`; `lines` are what it added,
+ * when the teller has them (an append of this process, never one told through Kafka).
+ */
+export type LogAppended = (deploymentId: string, lastLine: number, lines?: AppendedLines) => void;
 
 /**
  * Log appends, told to the followers of every replica (docs/architecture.md, "Live logs"): an
@@ -66,9 +75,12 @@ export class LogNotices {
     await this.producer.disconnect();
   }
 
-  /** An append of this process: its followers now, the other replicas' through the topic. */
-  readonly appended: LogAppended = (deploymentId, lastLine) => {
-    this.options.wake(deploymentId, lastLine);
+  /**
+   * An append of this process: its followers now, with the lines (they need not read them), the
+   * other replicas' through the topic (which carries no log text: they read the store).
+   */
+  readonly appended: LogAppended = (deploymentId, lastLine, lines) => {
+    this.options.wake(deploymentId, lastLine, lines);
     if (this.inFlight >= MAX_IN_FLIGHT) return this.warn('too many log notices waiting: dropped');
     const notice: Notice = { deploymentId, lastLine, from: this.self };
     this.inFlight++;

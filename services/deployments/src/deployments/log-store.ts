@@ -68,7 +68,7 @@ const MAX_NUMBERING_TRIES = 32;
  * toward the limit. Its writers: the pipeline's run while it holds the deployment (`attempt`),
  * LiveLogs after, and a cancel's reason (status-writes.ts) at any time, written before the status
  * changes: of appends racing, each numbers after the one that got in first. Each append that got
- * in is told to `appended` (LogNotices: the followers of every replica), with its last line.
+ * in is told to `appended` (LogNotices: the followers of every replica), with its lines.
  */
 export class LogStore {
   private readonly keptBytes: number;
@@ -143,7 +143,7 @@ export class LogStore {
         }),
       );
       if (inserted) {
-        this.appended?.(deploymentId, chunk.lastLine);
+        this.appended?.(deploymentId, chunk.lastLine, { firstLine: chunk.firstLine, text: body });
         const kept = chunk.totalBytes - head.droppedBytes;
         if (kept > this.keptBytes) {
           await trimOldest(this.models, head, kept - this.keptBytes, chunk.seq);
