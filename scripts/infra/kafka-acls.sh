@@ -11,9 +11,12 @@
 # runs ACL-COMMAND once per line, with that line's arguments appended. Adding an ACL that exists
 # already is a no-op, so applying the list twice is harmless.
 #
-# Topics are those of libs/shared/src/events.ts (TOPICS); a new topic or consumer goes here too.
+# Topics are those of libs/shared/src/events.ts (TOPICS), and deployments' own log notices
+# (deployment.log-appended, services/deployments/src/deployments/log-notices.ts: "this log now
+# ends at line N", which wakes every replica's followers); a new topic or consumer goes here too.
 #   projects     writes project.deleted, service.deleted; reads all three (deletion cascade, live url)
-#   deployments  writes deployment.status-changed; reads all three (cleanup, status watch)
+#   deployments  writes deployment.status-changed; reads all three (cleanup, status watch);
+#                writes, reads and creates deployment.log-appended (no other service sees it)
 #   webhooks     reads deployment.status-changed, project.deleted
 # auth publishes and consumes nothing: it has no Kafka client and so no principal.
 # Consumer groups: every group id a service uses starts with its name (KAFKA_GROUP_ID
@@ -26,6 +29,7 @@
 
 KAFKA_SERVICE_USERS="projects deployments webhooks"
 KAFKA_PLATFORM_TOPICS="deployment.status-changed project.deleted service.deleted"
+KAFKA_DEPLOYMENTS_OWN_TOPICS="deployment.log-appended"
 
 # kafka_topic_args TOPIC...: ' --topic T' for each.
 kafka_topic_args() {
@@ -49,6 +53,9 @@ kafka_acl_args() {
   done
   # Topic creation at start-up (ensureTopics).
   echo "--add$(for u in $KAFKA_SERVICE_USERS; do printf -- ' --allow-principal User:%s' "$u"; done) --operation Create --operation Describe$all_topics"
+  # deployments' own topics: it alone creates, writes and reads them.
+  # shellcheck disable=SC2086 # a word list
+  echo "--add --allow-principal User:deployments --operation Create --operation Write --operation Read --operation Describe$(kafka_topic_args $KAFKA_DEPLOYMENTS_OWN_TOPICS)"
 }
 
 # Executed (docker-compose's kafka-setup): apply every line with the given command.

@@ -236,12 +236,16 @@ kafka_outdated() {
   [ "$(cat "$data/platform-config-version" 2>/dev/null)" != "$KAFKA_CONFIG_VERSION" ]
 }
 
-# After the broker answers (infra.sh start): apply the ACLs, once per data dir (a marker beside
-# the version one); a start interrupted before the marker applies them again, which is harmless.
+# After the broker answers (infra.sh start, also of a broker already running): apply the ACLs,
+# once per data dir and list of ACLs (a marker beside the version one: the version and a digest
+# of kafka-acls.sh's lines), so a new ACL reaches a running broker at the next start without a
+# restart (adding an ACL that exists is a no-op); a start interrupted before the marker applies
+# them again, which is harmless.
+kafka_acls_marker() { echo "$KAFKA_CONFIG_VERSION $(kafka_acl_args | sha256sum | cut -c1-16)"; }
 kafka_configure() {
   local dir="$INFRA_RUN_DIR/kafka" line
   kafka_outdated && return 0 # still the old script's broker: nothing to configure
-  [ "$(cat "$dir/data/platform-acls-version" 2>/dev/null)" = "$KAFKA_CONFIG_VERSION" ] && return 0
+  [ "$(cat "$dir/data/platform-acls-version" 2>/dev/null)" = "$(kafka_acls_marker)" ] && return 0
   log "kafka: applying the ACLs of scripts/infra/kafka-acls.sh"
   while read -r line; do
     # shellcheck disable=SC2086 # a line is a list of arguments without spaces in them
@@ -249,7 +253,7 @@ kafka_configure() {
       --command-config "$dir/admin-client.properties" $line </dev/null >/dev/null \
       || { log "kafka: applying the ACLs failed at: $line"; return 1; }
   done < <(kafka_acl_args)
-  echo "$KAFKA_CONFIG_VERSION" >"$dir/data/platform-acls-version"
+  kafka_acls_marker >"$dir/data/platform-acls-version"
 }
 
 kafka_launch() {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage } from 'kafkajs';
 import type { Connection } from 'mongoose';
 import type { Logger } from 'pino';
 import { platformEvent, type PlatformEvent } from './events';
@@ -85,6 +85,8 @@ async function runConsumer(options: {
   autoCommit: boolean;
   readyTimeoutMs?: number;
   onEvent: (event: PlatformEvent, topic: string) => Promise<void>;
+  /** Topics whose messages are not platform events: each handed as it is to its handler. */
+  raw?: RawHandlers;
 }): Promise<{ consumer: Consumer; disconnect: () => Promise<void> }> {
   const { log } = options;
   let stopping = false;
@@ -105,13 +107,18 @@ async function runConsumer(options: {
   };
   try {
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning });
+    await consumer.subscribe({
+      topics: [...options.topics, ...Object.keys(options.raw ?? {})],
+      fromBeginning: options.fromBeginning,
+    });
   } catch (err) {
     await disconnect().catch(() => undefined);
     throw err;
   }
   try {
     const eachMessage: ConsumerRunConfig['eachMessage'] = async ({ topic, message }) => {
+      const raw = options.raw?.[topic];
+      if (raw) return raw(message);
       let event: PlatformEvent;
       try {
         event = platformEvent.parse(JSON.parse(message.value?.toString('utf8') ?? ''));
@@ -170,11 +177,16 @@ export async function startEventConsumer(options: EventConsumerOptions): Promise
   };
 }
 
+/** Per topic, what to do with each of its messages (they are not platform events). */
+export type RawHandlers = Record<string, (message: KafkaMessage) => void>;
+
 /**
  * Every event on `topics` from now on, in this process, for reactions held in memory (waking the
  * requests that wait for a deployment to change): a group of its own per process (`<prefix>-<random
  * id>`), so each replica sees every event; nothing is remembered or committed, a restart starts at
- * the end again. Not for work that must happen once: that is startEventConsumer.
+ * the end again. Not for work that must happen once: that is startEventConsumer. With `raw`, the
+ * same consumer also hands every message of those topics (notices that are not platform events,
+ * such as a log's appends) to their handler, unparsed.
  */
 export async function watchEvents(options: {
   kafka: Kafka;
@@ -182,6 +194,7 @@ export async function watchEvents(options: {
   topics: string[];
   logger: Logger;
   handle: (event: PlatformEvent) => void;
+  raw?: RawHandlers;
 }): Promise<EventConsumer> {
   const groupId = `${options.groupPrefix}-${randomUUID()}`;
   const { consumer, disconnect } = await runConsumer({
@@ -192,6 +205,7 @@ export async function watchEvents(options: {
     fromBeginning: false,
     autoCommit: false,
     onEvent: async (event) => options.handle(event),
+    raw: options.raw,
   });
   return { consumer, stop: disconnect };
 }

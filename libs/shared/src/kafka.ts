@@ -129,9 +129,15 @@ export function createKafka(options: KafkaOptions): Kafka {
 
 /**
  * Creates the platform's topics if missing (auto-creation is off on the broker, and consumers
- * must not subscribe to a topic that does not exist yet).
+ * must not subscribe to a topic that does not exist yet), with `config` (topic-level settings
+ * such as `retention.ms`) when given.
  */
-export async function ensureTopics(kafka: Kafka, topics: string[] = ALL_TOPICS, partitions = 3) {
+export async function ensureTopics(
+  kafka: Kafka,
+  topics: string[] = ALL_TOPICS,
+  partitions = 3,
+  config: Record<string, string> = {},
+) {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -144,6 +150,7 @@ export async function ensureTopics(kafka: Kafka, topics: string[] = ALL_TOPICS, 
           topic,
           numPartitions: partitions,
           replicationFactor: 1,
+          configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
         })),
       });
     }

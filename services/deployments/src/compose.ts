@@ -23,7 +23,9 @@ import { TriggerService } from './deployments/trigger.service';
 import { StatusWatch } from './deployments/status-watch';
 import { createModels } from './models';
 import type { DeploymentDoc } from './deployments/deployments.model';
+import { LogStore } from './deployments/log-store';
 import { LogFollowers } from './deployments/log-followers';
+import { LOG_APPENDED_TOPIC, LogNotices } from './deployments/log-notices';
 import { BuildStore } from './builds/build-store';
 import { BuildDisks } from './builds/build-disk';
 import { LiveLogs } from './pipeline/live-logs';
@@ -41,8 +43,11 @@ import {
 } from './kubernetes.compose';
 
 const HOUR_MS = 60 * 60 * 1000;
-/** The shortest interval at which the output of every deployed app is copied into its log. */
-const LIVE_LOG_POLL_MIN_MS = 1_000;
+/**
+ * On Kubernetes, the shortest interval at which every deployed app's output is read (a call to
+ * the cluster's API per app): locally it is RUNTIME_LOG_POLL_INTERVAL (a call to the supervisor).
+ */
+const CLUSTER_LIVE_LOG_POLL_MIN_MS = 1_000;
 /** How often a pipeline replica checks that its local runtime's supervisor answers. */
 const RUNTIME_CHECK_MS = 5_000;
 
@@ -78,7 +83,24 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     ? writeWithoutRelay
     : startOutboxRelay(kafka, [models.deployments], runtime);
 
-  const repository = new DeploymentsRepository(models, outbox, config.LOG_LIMIT_BYTES);
+  const followers = new LogFollowers({
+    logs: new LogStore(models, config.LOG_LIMIT_BYTES),
+    statusOf: async (id) =>
+      (await models.deployments.findById(id, { status: 1 }).lean<DeploymentDoc>())?.status ?? null,
+    pollMs: config.LOG_FOLLOW_POLL,
+    logger,
+    stopping: lifecycle.stopping,
+  });
+  // Every append wakes the log's followers here at once, and in the other replicas through Kafka.
+  const notices = new LogNotices({
+    kafka,
+    logger,
+    wake: (id, lastLine, lines) => followers.appended(id, lastLine, lines),
+  });
+  await notices.start();
+  lifecycle.onShutdown('log notices', () => notices.stop());
+  const logAppended = notices.appended;
+  const repository = new DeploymentsRepository(models, outbox, config.LOG_LIMIT_BYTES, logAppended);
   const snapshots = new SourceSnapshots(models.sources);
   const builds = new BuildStore(config.BUILDS_DIR, {
     disks: new BuildDisks(config.BUILD_DISK_BYTES),
@@ -95,17 +117,10 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
   const steps = seams.steps ?? local?.steps ?? cluster?.steps;
   const worker =
     config.PIPELINE_ENABLED && steps
-      ? createPipelineWorker(config, { models, logger, outbox, steps })
+      ? createPipelineWorker(config, { models, logger, outbox, steps, logAppended })
       : undefined;
-  const followers = new LogFollowers({
-    logs: repository.logs,
-    statusOf: async (id) =>
-      (await models.deployments.findById(id, { status: 1 }).lean<DeploymentDoc>())?.status ?? null,
-    pollMs: config.PIPELINE_HEARTBEAT,
-    logger,
-    stopping: lifecycle.stopping,
-  });
-  // Every replica sees every status event, to wake its own `?wait=` requests.
+  // Every replica sees every status event, to wake its own `?wait=` requests and log followers,
+  // and every log notice, to wake its followers (the same consumer: one group per replica).
   const statusWatch = new StatusWatch();
   const watcher = await watchEvents({
     kafka,
@@ -118,6 +133,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
         followers.statusChanged(event.deploymentId, event.status);
       }
     },
+    raw: { [LOG_APPENDED_TOPIC]: notices.received },
   });
   lifecycle.onShutdown('status watch', () => watcher.stop());
   const service = new DeploymentsService({
@@ -182,8 +198,9 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     });
     scheduler.every({
       name: 'deployed apps’ output',
-      // Every live app's log is read each time: not as often as a deploy step follows its one.
-      everyMs: Math.max(config.RUNTIME_LOG_POLL_INTERVAL, LIVE_LOG_POLL_MIN_MS),
+      everyMs: cluster
+        ? Math.max(config.RUNTIME_LOG_POLL_INTERVAL, CLUSTER_LIVE_LOG_POLL_MIN_MS)
+        : config.RUNTIME_LOG_POLL_INTERVAL,
       run: () => liveLogs.poll(),
     });
   }
@@ -217,6 +234,7 @@ export async function compose(config: Config, runtime: Runtime, seams: Seams = {
     service,
     triggers,
     followers,
+    notices,
     builds,
     runtime: local?.runtime,
   };
@@ -234,12 +252,13 @@ const accountLimitsOf = (config: Config): AccountLimitSettings => ({
  */
 export function createPipelineWorker(
   config: Config,
-  parts: Pick<PipelineWorkerOptions, 'models' | 'logger' | 'outbox' | 'steps'>,
+  parts: Pick<PipelineWorkerOptions, 'models' | 'logger' | 'outbox' | 'steps' | 'logAppended'>,
 ): PipelineWorker {
   return new PipelineWorker({
     ...parts,
     logLimitBytes: config.LOG_LIMIT_BYTES,
     logLineMaxBytes: config.LOG_LINE_MAX_BYTES,
+    logFlushDelayMs: config.LOG_FLUSH_DELAY,
     concurrency: config.PIPELINE_CONCURRENCY,
     leaseMs: config.PIPELINE_LEASE,
     heartbeatMs: config.PIPELINE_HEARTBEAT,

@@ -79,10 +79,21 @@ export const configSchema = serviceEnv({ port: 4003, database: 'platform_deploym
     /** How long a worker's claim on a deployment lasts without a heartbeat. */
     PIPELINE_LEASE: durationEnv('30s', { min: '100ms' }),
     /**
-     * How often a worker renews its claims, writes new output and notices a cancel (the ~300 ms
-     * README.md promises). Must be well under the lease.
+     * How often a worker renews its claims and notices a cancel (the ~300 ms README.md
+     * promises). Must be well under the lease. Output is written as it comes (LOG_FLUSH_DELAY).
      */
     PIPELINE_HEARTBEAT: durationEnv('300ms', { min: '10ms', max: '10s' }),
+    /**
+     * The longest a line a build or an app printed waits to share its write to the log with
+     * others, beyond the write in flight (one at a time per deployment): the log is written as
+     * output comes, and its followers are woken by each write (docs/architecture.md, "Live logs").
+     */
+    LOG_FLUSH_DELAY: durationEnv('5ms', { min: '1ms', max: '1s' }),
+    /**
+     * How long after its last read a followed log is read again when no notice of an append
+     * came: the fallback should a notice be lost (the broker away), never the usual way.
+     */
+    LOG_FOLLOW_POLL: durationEnv('1s', { min: '10ms', max: '10m' }),
     /** A log stream (SSE) sends a comment line this often while nothing else happens. */
     LOG_STREAM_HEARTBEAT: durationEnv('15s', { min: '10ms', max: '5m' }),
     /** How often a starting app's output is copied into its deployment's log. */

@@ -9,6 +9,7 @@ import {
 import type { Models } from '../models';
 import type { DeploymentDoc } from './deployments.model';
 import { LogStore } from './log-store';
+import type { LogAppended } from './log-notices';
 import { assertTransitionAllowed, isFinal, type DeploymentStatus } from './status';
 import { StatusWrites, type CancelOutcome } from './status-writes';
 import {
@@ -42,13 +43,17 @@ export class DeploymentsRepository {
   readonly logs: LogStore;
   private readonly writes: StatusWrites;
 
-  /** Status events are written through `outbox` (the relay publishes them at once). */
+  /**
+   * Status events are written through `outbox` (the relay publishes them at once); every log
+   * append is told to `logAppended` (LogNotices).
+   */
   constructor(
     private readonly models: Models,
     outbox: OutboxWriter,
     logLimitBytes?: number,
+    logAppended?: LogAppended,
   ) {
-    this.logs = new LogStore(models, logLimitBytes);
+    this.logs = new LogStore(models, logLimitBytes, logAppended);
     this.writes = new StatusWrites(models, outbox, this.logs);
   }
 

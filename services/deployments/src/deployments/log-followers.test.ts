@@ -1,4 +1,4 @@
-import { testLogger } from '@platform/shared/testing';
+import { testLogger, waitFor } from '@platform/shared/testing';
 import { LogFollowers, type FollowerSink } from './log-followers';
 import type { LogLine } from './log-store';
 import type { DeploymentStatus } from './status';
@@ -61,12 +61,12 @@ describe('LogFollowers', () => {
   const stopping = new AbortController();
   afterAll(() => stopping.abort());
 
-  function followersOf(log: MemoryLog) {
+  function followersOf(log: MemoryLog, pollMs = 60_000) {
     return new LogFollowers({
       logs: log,
       statusOf: async () => log.status,
-      // Long: in these tests only the status events make the tail read.
-      pollMs: 60_000,
+      // Long: in these tests only status events and notices make the tail read, unless told.
+      pollMs,
       logger: testLogger(),
       stopping: stopping.signal,
     });
@@ -115,5 +115,69 @@ describe('LogFollowers', () => {
 
     expect(got).toEqual(['2 two', 'FAILED', 'end']);
     expect(followers.size).toBe(0);
+  });
+
+  it('reads the lines after its last as soon as a notice says the log grew, its poll an hour away', async () => {
+    const log = new MemoryLog();
+    log.write('one');
+    const followers = followersOf(log, 3_600_000);
+    const { got, sink } = recorder();
+    await followers.follow(ID, 0, sink);
+
+    log.write('two', 'three');
+    followers.appended(ID, 3);
+
+    await waitFor(() => got.length === 4, { what: 'the new lines' });
+    expect(got).toEqual(['1 one', 'BUILDING', '2 two', '3 three']);
+    followers.closeAll();
+  });
+
+  it('reads once more after a read during which a notice came, for the lines that read missed', async () => {
+    const log = new MemoryLog();
+    const followers = followersOf(log, 3_600_000);
+    const { got, sink } = recorder();
+    await followers.follow(ID, 0, sink);
+    const read = log.holdNextRead();
+    log.write('one');
+    followers.appended(ID, 1);
+    await read.entered;
+
+    // Written and told of while the read that will not see it is open.
+    log.write('two');
+    followers.appended(ID, 2);
+    read.release();
+
+    await waitFor(() => got.length === 3, { what: 'both lines' });
+    expect(got).toEqual(['BUILDING', '1 one', '2 two']);
+    followers.closeAll();
+  });
+
+  it('ignores a notice of lines it has, and finds lines no notice told of at its fallback poll', async () => {
+    const log = new MemoryLog();
+    log.write('one');
+    const followers = followersOf(log, 200);
+    const { got, sink } = recorder();
+    await followers.follow(ID, 0, sink);
+    followers.appended(ID, 1);
+
+    // A notice lost: only the poll reads it.
+    log.write('two');
+
+    await waitFor(() => got.length === 3, { what: 'the line at the poll' });
+    expect(got).toEqual(['1 one', 'BUILDING', '2 two']);
+    followers.closeAll();
+  });
+
+  it('sends the lines a notice of this replica carries, right after its last, without reading the store', async () => {
+    const log = new MemoryLog();
+    const followers = followersOf(log, 3_600_000);
+    const { got, sink } = recorder();
+    await followers.follow(ID, 0, sink);
+
+    // Not in the in-memory log: only the notice has them.
+    followers.appended(ID, 2, { firstLine: 1, text: 'one\ntwo\n' });
+
+    expect(got).toEqual(['BUILDING', '1 one', '2 two']);
+    followers.closeAll();
   });
 });

@@ -1,5 +1,7 @@
 import { DEPLOYMENT_STAGE as STAGE, type Logger } from '@platform/shared';
+import type { AppendedLines } from './log-notices';
 import type { LogLine, LogStore } from './log-store';
+import { linesOf } from './log-trim';
 import { isFinal, type DeploymentStatus } from './status';
 
 /** What a follower is sent, in order. */
@@ -20,17 +22,26 @@ interface Follower {
   waiting?: Item[];
 }
 
+/** What makes a tail read: a notice of new lines (lines only), or a status event or the fallback poll (the status too). */
+type Wake = 'lines' | 'full';
+
 /**
- * One deployment's log as followed in this replica: one poll of the store for the lines after the
- * last it has (and of the deployment's status) every `pollMs`, whatever the number of followers,
- * each of whom gets the new lines; it stops when its last follower leaves or after the final
- * status (read after it, the lines written before it have been read too).
+ * One deployment's log as followed in this replica, whatever the number of followers, each of
+ * whom gets the new lines. It reads the store for the lines after the last it has when woken: by
+ * a notice of an append (`appended`, lines only), by a status event (`announce`), or, should a
+ * notice be lost, by its fallback poll `pollMs` after its last read (the deployment's status
+ * too). One read at a time: a wake during a read makes one more read after it. It stops when its
+ * last follower leaves or after the final status (read after it, the lines written before it
+ * have been read too).
  */
 class Tail {
   readonly followers = new Set<Follower>();
   private timer?: NodeJS.Timeout;
-  private polling = false;
-  /** Status changes announced by events since the last poll (a short DEPLOYING included). */
+  private stopped = false;
+  private reading = false;
+  /** A wake that came during a read: another read follows it. */
+  private again?: Wake;
+  /** Status changes announced by events since the last read began (a short DEPLOYING included). */
   private readonly announced: DeploymentStatus[] = [];
 
   constructor(
@@ -50,30 +61,59 @@ class Tail {
   /** A status event of the deployment: its status goes out at once, after the lines before it. */
   announce(status: DeploymentStatus): void {
     this.announced.push(status);
-    if (this.timer) {
-      clearTimeout(this.timer);
-      void this.poll();
+    this.wake('full');
+  }
+
+  /**
+   * The log now ends at `lastLine` (a notice): the lines after this tail's last are read now, or,
+   * when the notice has them (an append of this replica) and they come right after this tail's
+   * last, sent as they are, with no read, unless a read or a status is under way (the order of
+   * lines and statuses is the reads').
+   */
+  appended(lastLine: number, lines?: AppendedLines): void {
+    if (lastLine <= this.lastLine || this.stopped) return;
+    if (!lines || lines.firstLine !== this.lastLine + 1 || this.reading || this.announced.length) {
+      this.wake('lines');
+      return;
     }
+    const items: Item[] = linesOf(lines.text).map((text, i) => ({
+      line: { n: lines.firstLine + i, text },
+    }));
+    this.lastLine = lastLine;
+    for (const follower of this.followers) deliver(follower, items);
+    clearTimeout(this.timer);
+    this.schedule();
   }
 
   stop(): void {
     clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopped = true;
     this.onDone();
   }
 
   private schedule() {
-    this.timer = setTimeout(() => void this.poll(), this.deps.pollMs);
+    this.timer = setTimeout(() => void this.read('full'), this.deps.pollMs);
   }
 
-  private async poll() {
-    if (this.polling) return;
-    this.polling = true;
+  private wake(kind: Wake) {
+    if (this.stopped) return;
+    if (this.reading) {
+      if (this.again !== 'full') this.again = kind;
+      return;
+    }
+    clearTimeout(this.timer);
+    void this.read(kind);
+  }
+
+  private async read(kind: Wake) {
+    this.reading = true;
+    this.again = undefined;
     // Only what was announced before the lines are read: a status announced while they are being
     // read may have come with lines this read missed, and goes out after the next read.
     const announced = this.announced.splice(0);
     try {
-      const status = await this.deps.statusOf(this.deploymentId);
+      // A notice's read needs no status: status changes come by their events (or the poll).
+      const status = kind === 'full' ? await this.deps.statusOf(this.deploymentId) : undefined;
       const lines = await this.deps.logs.linesAfter(this.deploymentId, this.lastLine);
       if (lines.length > 0) this.lastLine = lines[lines.length - 1]!.n;
       const items: Item[] = lines.map((line) => ({ line }));
@@ -90,12 +130,12 @@ class Tail {
     } catch (err) {
       this.deps.logger.warn({ err: (err as Error).message }, 'could not read a followed log');
     } finally {
-      this.polling = false;
+      this.reading = false;
     }
     if (this.followers.size === 0) this.stop();
-    else if (this.timer) {
-      clearTimeout(this.timer);
-      if (this.announced.length > 0) void this.poll();
+    else if (!this.stopped) {
+      const again = this.announced.length > 0 ? 'full' : this.again;
+      if (again) void this.read(again);
       else this.schedule();
     }
   }
@@ -127,13 +167,14 @@ interface TailDeps {
   logs: Pick<LogStore, 'linesAfter' | 'lastLine'>;
   /** The deployment's status now, or null when it is gone. */
   statusOf(deploymentId: string): Promise<DeploymentStatus | null>;
+  /** LOG_FOLLOW_POLL: how long after its last read a tail reads again unwoken (a notice lost). */
   pollMs: number;
   logger: Logger;
 }
 
 /**
  * The live logs of the SSE endpoint (contracts.md "Following a deployment"): followers of one
- * deployment share one Tail, so a hundred followers cost one poll, not a hundred. A follower
+ * deployment share one Tail, so a hundred followers cost one read per append, not a hundred. A follower
  * that joins (or comes back with Last-Event-ID) first reads the lines after its last one from
  * the store, then takes the tail's.
  */
@@ -185,6 +226,11 @@ export class LogFollowers {
   /** A status event (every replica sees every one): the deployment's followers here get it. */
   statusChanged(deploymentId: string, status: DeploymentStatus): void {
     this.tails.get(deploymentId)?.announce(status);
+  }
+
+  /** A notice of an append (LogNotices, from any replica): the log now ends at `lastLine`. */
+  appended(deploymentId: string, lastLine: number, lines?: AppendedLines): void {
+    this.tails.get(deploymentId)?.appended(lastLine, lines);
   }
 
   /** Ends every stream (the service is shutting down). */

@@ -1,6 +1,8 @@
 import { insertOnce, isDuplicateKeyError } from '@platform/shared';
 import type { Models } from '../models';
 import type { DeploymentLogsDoc, LogChunkDoc } from './deployments.model';
+import type { LogAppended } from './log-notices';
+import { linesOf, trimOldest } from './log-trim';
 
 export const TRIMMED_MARKER =
   '[... earlier output trimmed: the log keeps the most recent output ...]\n';
@@ -35,8 +37,6 @@ export interface AppendOptions {
   opening?: Omit<LogOwner, 'deploymentId'>;
 }
 
-const linesOf = (text: string) => text.split('\n').slice(0, -1);
-
 /** A chunk's numbers: what the next chunk is numbered after. */
 type ChunkEnd = Pick<LogChunkDoc, 'seq' | 'lastLine' | 'totalBytes'>;
 /** Before the first chunk. */
@@ -67,7 +67,8 @@ const MAX_NUMBERING_TRIES = 32;
  * its own keeps its last lines), and the log then starts with TRIMMED_MARKER; the marker counts
  * toward the limit. Its writers: the pipeline's run while it holds the deployment (`attempt`),
  * LiveLogs after, and a cancel's reason (status-writes.ts) at any time, written before the status
- * changes: of appends racing, each numbers after the one that got in first.
+ * changes: of appends racing, each numbers after the one that got in first. Each append that got
+ * in is told to `appended` (LogNotices: the followers of every replica), with its lines.
  */
 export class LogStore {
   private readonly keptBytes: number;
@@ -75,6 +76,7 @@ export class LogStore {
   constructor(
     private readonly models: Models,
     limitBytes = DEFAULT_LOG_LIMIT_BYTES,
+    private readonly appended?: LogAppended,
   ) {
     if (limitBytes <= MARKER_BYTES * 2) throw new Error('the log limit is too small');
     this.keptBytes = limitBytes - MARKER_BYTES;
@@ -141,8 +143,11 @@ export class LogStore {
         }),
       );
       if (inserted) {
+        this.appended?.(deploymentId, chunk.lastLine, { firstLine: chunk.firstLine, text: body });
         const kept = chunk.totalBytes - head.droppedBytes;
-        if (kept > this.keptBytes) await this.trim(head, kept);
+        if (kept > this.keptBytes) {
+          await trimOldest(this.models, head, kept - this.keptBytes, chunk.seq);
+        }
         return true;
       }
       // Another append took the number: the head decides again whether this one may write.
@@ -231,58 +236,6 @@ export class LogStore {
   async deleteOf(filter: { accountId: string; projectId: string; serviceId?: string }) {
     await this.models.logs.deleteMany(filter);
     await this.models.logChunks.deleteMany(filter);
-  }
-
-  /**
-   * Drops the oldest output until what is kept fits: whole chunks while one is no more than the
-   * excess, then the first lines of the next (its tail is kept, under its line numbers).
-   */
-  private async trim(head: DeploymentLogsDoc, keptBytes: number): Promise<void> {
-    const chunks = await this.models.logChunks
-      .find({ deploymentId: head._id, seq: { $gte: head.firstSeq } }, { seq: 1, bytes: 1 })
-      .sort({ seq: 1 })
-      .lean<Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>[]>();
-    let excess = keptBytes - this.keptBytes;
-    let firstSeq = head.firstSeq;
-    let cut: { chunk: Pick<LogChunkDoc, '_id' | 'seq' | 'bytes'>; bytes: number } | undefined;
-    for (const chunk of chunks.slice(0, -1)) {
-      if (excess <= 0) break;
-      if (chunk.bytes <= excess) {
-        excess -= chunk.bytes;
-        firstSeq = chunk.seq + 1;
-      } else {
-        cut = { chunk, bytes: excess };
-        excess = 0;
-      }
-    }
-    if (firstSeq === head.firstSeq && !cut) return;
-    let removed = keptBytes - this.keptBytes - excess;
-    if (cut) {
-      const { text, firstLine } = (await this.models.logChunks
-        .findById(cut.chunk._id, { text: 1, firstLine: 1 })
-        .lean<Pick<LogChunkDoc, 'text' | 'firstLine'>>())!;
-      const rest = Buffer.from(text).subarray(cut.bytes).toString('utf8');
-      const kept = rest.slice(rest.indexOf('\n') + 1);
-      const keptOfChunk = Buffer.byteLength(kept);
-      removed += cut.chunk.bytes - keptOfChunk - cut.bytes;
-      await this.models.logChunks.updateOne(
-        { _id: cut.chunk._id },
-        {
-          $set: {
-            text: kept,
-            bytes: keptOfChunk,
-            firstLine: firstLine + linesOf(text).length - linesOf(kept).length,
-          },
-        },
-      );
-    }
-    const updated = await this.models.logs.updateOne(
-      { _id: head._id, firstSeq: head.firstSeq },
-      { $set: { firstSeq, trimmed: true }, $inc: { droppedBytes: removed } },
-    );
-    if (updated.modifiedCount === 1 && firstSeq > head.firstSeq) {
-      await this.models.logChunks.deleteMany({ deploymentId: head._id, seq: { $lt: firstSeq } });
-    }
   }
 }
 

@@ -10,6 +10,7 @@ import {
 import type { DeploymentDoc } from '../deployments/deployments.model';
 import { toDeployment } from '../deployments/deployments.repository';
 import { LogStore } from '../deployments/log-store';
+import type { LogAppended } from '../deployments/log-notices';
 import { ACTIVE_STATUSES } from '../deployments/status';
 import type { Models } from '../models';
 import { AccountGate } from './account-gate';
@@ -55,8 +56,9 @@ export class Claiming {
     private readonly models: Models,
     logLimitBytes: number,
     accountLimits: AccountLimitSettings,
+    logAppended?: LogAppended,
   ) {
-    this.logs = new LogStore(models, logLimitBytes);
+    this.logs = new LogStore(models, logLimitBytes, logAppended);
     this.limits = new AccountLimits(models, accountLimits);
     this.gate = new AccountGate(models, this.limits);
   }

@@ -3,6 +3,7 @@ import type { Logger } from '@platform/shared';
 import type { DeploymentsRepository, Deployment } from '../deployments/deployments.repository';
 import type { DeploymentStatus } from '../deployments/status';
 import { LogBuffer } from './log-buffer';
+import { LogWriter } from './log-writer';
 import type { Lease, LeaseState, Leases } from './leases';
 import type { PipelineWorkerOptions } from './pipeline.options';
 import { PhaseTimer } from './phase-timer';
@@ -30,9 +31,12 @@ export interface RunContext {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/** Output waiting beyond this is written at once, without LOG_FLUSH_DELAY's batching. */
+const MAX_BATCH_BYTES = 64 * 1024;
+
 /** One claimed deployment, from its current step to a final status or to giving it up. */
 export class DeploymentRun {
-  private readonly log: LogBuffer;
+  private readonly log: LogWriter;
   private readonly logger: Logger;
   private leaseUntil: number;
   private step?: AbortController;
@@ -47,15 +51,25 @@ export class DeploymentRun {
     private readonly lease: Lease,
     private readonly context: RunContext,
   ) {
-    const { logLineMaxBytes, logLimitBytes } = context.options;
+    const { logLineMaxBytes, logLimitBytes, logFlushDelayMs, heartbeatMs } = context.options;
+    this.leaseUntil = lease.leaseUntil.getTime();
+    this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
     // Half the log's limit: a write that dropped output fits in the log whole, the line counting
     // what it dropped included, with the newest output after it.
-    this.log = new LogBuffer({
+    const buffer = new LogBuffer({
       maxLineBytes: logLineMaxBytes,
       maxPendingBytes: Math.floor(logLimitBytes / 2),
     });
-    this.leaseUntil = lease.leaseUntil.getTime();
-    this.logger = context.logger.child({ deploymentId: deployment.id, attempt: lease.attempt });
+    // Output is written as it comes (the lease is renewed on the heartbeat): the log's lines
+    // reach its followers within milliseconds.
+    this.log = new LogWriter(buffer, {
+      write: (text) => context.leases.writeLogs(lease, text, this.releaseLog),
+      delayMs: logFlushDelayMs,
+      maxBatchBytes: MAX_BATCH_BYTES,
+      retryMs: heartbeatMs,
+      refused: () => this.interrupt({ reason: 'deleted' }),
+      failed: (err) => this.logger.warn({ err: err.message }, 'could not write output to the log'),
+    });
   }
 
   /** Stops the running step; the run then settles according to the reason. */
@@ -66,6 +80,14 @@ export class DeploymentRun {
   }
 
   async run(): Promise<void> {
+    try {
+      await this.runSteps();
+    } finally {
+      await this.log.close();
+    }
+  }
+
+  private async runSteps(): Promise<void> {
     const { lostAttempts } = this.lease;
     if (lostAttempts > 0) {
       this.log.line(
@@ -142,7 +164,7 @@ export class DeploymentRun {
     return false;
   }
 
-  /** Until the step ends: renew the lease, write new output, notice a cancel or a lost lease. */
+  /** Until the step ends: renew the lease, notice a cancel or a lost lease. */
   private async keepLease(step: Step, isDone: () => boolean) {
     const { heartbeatMs } = this.context.options;
     while (!isDone()) {
@@ -163,7 +185,6 @@ export class DeploymentRun {
       const state = await leases.renew(this.lease, STEP_STATUS[step], new Date(leaseUntil));
       if (!state.held) return this.interrupt(interruptionOf(state));
       this.leaseUntil = leaseUntil;
-      if (this.log.dirty && !(await this.saveLogs())) this.interrupt({ reason: 'deleted' });
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not renew the lease');
       // Stop before another worker may take over, so the step never runs twice at once.
@@ -174,11 +195,11 @@ export class DeploymentRun {
   }
 
   /**
-   * Writes the whole lines printed so far (with `all`, everything: a status change or a stop
-   * comes next); false when the deployment is gone (or another claim has it).
+   * Writes everything printed so far (a status change or a stop comes next), after the write in
+   * flight; false when the deployment is gone (or another claim has it).
    */
-  private async saveLogs(all = false): Promise<boolean> {
-    return this.context.leases.writeLogs(this.lease, this.log.take(all), this.releaseLog);
+  private async saveLogs(): Promise<boolean> {
+    return this.log.flush(true);
   }
 
   /** Records the next status (DEPLOYED, being final, ends the lease with it). */
@@ -207,7 +228,7 @@ export class DeploymentRun {
     const { leases, deployments } = this.context;
     const step: Step = this.deployment.status === 'BUILDING' ? 'build' : 'deploy';
     // The output goes in before the status, so whoever sees the new status sees all of it.
-    if (!(await this.saveLogs(true))) {
+    if (!(await this.saveLogs())) {
       this.interruption ??= { reason: 'deleted' };
     } else {
       const updated = await deployments.changeStatus(this.deployment, to, this.lease);
@@ -228,13 +249,13 @@ export class DeploymentRun {
         // Why is in the log already: whoever cancelled it wrote that before the status changed.
         const { status } = interruption.now;
         this.log.line(`Deployment ${status.toLowerCase()}: the ${step} step was stopped.`);
-        await this.saveLogs(true);
+        await this.saveLogs();
         this.logger.info({ status }, 'deployment changed elsewhere; run stopped');
         return;
       }
       case 'shutdown':
         this.log.line(`The pipeline worker is shutting down: the ${step} step will run again.`);
-        await this.saveLogs(true);
+        await this.saveLogs();
         await leases.handBack(this.lease);
         this.logger.info('deployment handed back on shutdown');
         return;

@@ -2,6 +2,7 @@ import { Types } from 'mongoose';
 import { NO_LEASE, type DeploymentDoc } from '../deployments/deployments.model';
 import { toDeployment, type Deployment } from '../deployments/deployments.repository';
 import { LogStore } from '../deployments/log-store';
+import type { LogAppended } from '../deployments/log-notices';
 import type { DeploymentStatus } from '../deployments/status';
 import type { Models } from '../models';
 
@@ -38,8 +39,9 @@ export class Leases {
   constructor(
     private readonly models: Models,
     logLimitBytes: number,
+    logAppended?: LogAppended,
   ) {
-    this.logs = new LogStore(models, logLimitBytes);
+    this.logs = new LogStore(models, logLimitBytes, logAppended);
   }
 
   /** Extends the lease while the deployment is still ours and still in `status`. */

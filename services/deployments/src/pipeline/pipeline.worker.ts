@@ -30,11 +30,16 @@ export class PipelineWorker {
     this.context = {
       options: rest,
       workerId: this.workerId,
-      leases: new Leases(models, options.logLimitBytes),
+      leases: new Leases(models, options.logLimitBytes, options.logAppended),
       deployments: new DeploymentsRepository(models, options.outbox),
       logger: options.logger.child({ component: 'pipeline', workerId: this.workerId }),
     };
-    this.claiming = new Claiming(models, options.logLimitBytes, options.accountLimits);
+    this.claiming = new Claiming(
+      models,
+      options.logLimitBytes,
+      options.accountLimits,
+      options.logAppended,
+    );
   }
 
   start(): void {

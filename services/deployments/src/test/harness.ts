@@ -206,6 +206,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         logger,
         outbox: composed.outbox,
         steps,
+        logAppended: composed.notices.appended,
       });
     },
     /**
