@@ -180,4 +180,32 @@ describe('LogFollowers', () => {
     expect(got).toEqual(['BUILDING', '1 one', '2 two']);
     followers.closeAll();
   });
+
+  it('hands a sink that can send items together each delivery as one batch', async () => {
+    const log = new MemoryLog();
+    log.write('one');
+    const followers = followersOf(log, 3_600_000);
+    const batches: string[][] = [];
+    let open: string[] | undefined;
+    const push = (item: string) => (open ? open.push(item) : batches.push([item]));
+    await followers.follow(ID, 0, {
+      line: (line) => push(String(line.n)),
+      status: (status) => push(status),
+      end: () => push('end'),
+      together: (send) => {
+        open = [];
+        send();
+        batches.push(open);
+        open = undefined;
+      },
+    });
+
+    followers.appended(ID, 4, { firstLine: 2, text: 'two\nthree\nfour\n' });
+
+    expect(batches).toEqual([
+      ['1', 'BUILDING'],
+      ['2', '3', '4'],
+    ]);
+    followers.closeAll();
+  });
 });

@@ -10,6 +10,8 @@ export interface FollowerSink {
   status(status: DeploymentStatus): void;
   /** After the final status: nothing more will come. */
   end(): void;
+  /** Runs `send`, whose items go out together (one write to the connection, not one each). */
+  together?(send: () => void): void;
 }
 
 type Item = { line: LogLine } | { status: DeploymentStatus } | { end: true };
@@ -150,6 +152,11 @@ function deliver(follower: Follower, items: Item[]) {
     follower.waiting.push(...items);
     return;
   }
+  if (follower.sink.together) follower.sink.together(() => send(follower, items));
+  else send(follower, items);
+}
+
+function send(follower: Follower, items: Item[]) {
   for (const item of items) {
     if ('line' in item) {
       if (item.line.n <= follower.sent) continue;

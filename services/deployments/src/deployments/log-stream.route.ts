@@ -64,6 +64,12 @@ export async function sendLogs(
         res.write(`id: ${line.n}\nevent: log\ndata: ${line.text.replace(/\r/g, '')}\n\n`),
       status: (status) => res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`),
       end,
+      // The lines of one delivery in one write (and one chunk for the gateway to pass on).
+      together: (send) => {
+        res.cork();
+        send();
+        res.uncork();
+      },
     });
   } catch (err) {
     clearInterval(heartbeat);
