@@ -3,8 +3,17 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Copy } from './copy';
 import type { Release } from './release';
 
-const HEALTH_POLL_MS = 100;
 const HEALTH_REQUEST_TIMEOUT_MS = 2_000;
+
+/**
+ * The wait before the next health probe of a copy started `elapsedMs` ago: 5 ms in its first
+ * second (an app usually listens within a few hundred ms, and a refused connection costs next to
+ * nothing), 25 ms until 5 s, then 100 ms.
+ */
+export function healthPollDelay(elapsedMs: number): number {
+  if (elapsedMs < 1_000) return 5;
+  return elapsedMs < 5_000 ? 25 : 100;
+}
 
 /**
  * The health gate of a release: every copy must answer `GET healthCheckPath` 2xx or 3xx.
@@ -41,7 +50,8 @@ async function waitHealthy(
   abandoned: () => boolean,
 ): Promise<string | undefined> {
   const { healthCheckPath, healthTimeoutMs } = release.spec;
-  const deadline = Date.now() + healthTimeoutMs;
+  const started = Date.now();
+  const deadline = started + healthTimeoutMs;
   let last = 'no answer';
   for (;;) {
     if (release.stopping) return 'stopped before it answered healthy';
@@ -53,7 +63,7 @@ async function waitHealthy(
     if (Date.now() >= deadline) {
       return `GET ${healthCheckPath} did not answer 2xx or 3xx within ${healthTimeoutMs} ms (last: ${last})`;
     }
-    await delay(HEALTH_POLL_MS);
+    await delay(healthPollDelay(Date.now() - started));
   }
 }
 
