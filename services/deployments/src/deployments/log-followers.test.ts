@@ -176,12 +176,13 @@ describe('LogFollowers', () => {
 
     // Not in the in-memory log: only the notice has them.
     followers.appended(ID, 2, { firstLine: 1, text: 'one\ntwo\n' });
+    await new Promise(setImmediate);
 
     expect(got).toEqual(['BUILDING', '1 one', '2 two']);
     followers.closeAll();
   });
 
-  it('hands a sink that can send items together each delivery as one batch', async () => {
+  it('hands a sink that can send items together each delivery as one batch, the notices of one turn of the event loop as one', async () => {
     const log = new MemoryLog();
     log.write('one');
     const followers = followersOf(log, 3_600_000);
@@ -200,7 +201,10 @@ describe('LogFollowers', () => {
       },
     });
 
-    followers.appended(ID, 4, { firstLine: 2, text: 'two\nthree\nfour\n' });
+    // Two notices in one turn of the event loop (one Kafka batch, say): one delivery.
+    followers.appended(ID, 3, { firstLine: 2, text: 'two\nthree\n' });
+    followers.appended(ID, 4, { firstLine: 4, text: 'four\n' });
+    await new Promise(setImmediate);
 
     expect(batches).toEqual([
       ['1', 'BUILDING'],

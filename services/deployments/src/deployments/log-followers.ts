@@ -45,6 +45,13 @@ class Tail {
   private again?: Wake;
   /** Status changes announced by events since the last read began (a short DEPLOYING included). */
   private readonly announced: DeploymentStatus[] = [];
+  /**
+   * Lines that notices brought, sent together once this turn of the event loop is over: the
+   * notices of one Kafka batch (or of a burst of appends) cost each follower one write, not one
+   * each. Anything else the tail sends goes after them.
+   */
+  private pending: Item[] = [];
+  private flushing?: NodeJS.Immediate;
 
   constructor(
     private readonly deploymentId: string,
@@ -82,12 +89,24 @@ class Tail {
       line: { n: lines.firstLine + i, text },
     }));
     this.lastLine = lastLine;
-    for (const follower of this.followers) deliver(follower, items);
+    this.pending.push(...items);
+    this.flushing ??= setImmediate(() => this.send([]));
     clearTimeout(this.timer);
     this.schedule();
   }
 
+  /** Sends what notices brought, then `items`, to every follower. */
+  send(items: Item[]): void {
+    clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const all = this.pending.length > 0 ? [...this.pending, ...items] : items;
+    this.pending = [];
+    if (all.length === 0) return;
+    for (const follower of this.followers) deliver(follower, all);
+  }
+
   stop(): void {
+    clearImmediate(this.flushing);
     clearTimeout(this.timer);
     this.stopped = true;
     this.onDone();
@@ -127,7 +146,7 @@ class Tail {
       }
       const done = status === null || isFinal(this.status);
       if (done) items.push({ end: true });
-      for (const follower of this.followers) deliver(follower, items);
+      this.send(items);
       if (done) this.followers.clear();
     } catch (err) {
       this.deps.logger.warn({ err: (err as Error).message }, 'could not read a followed log');
@@ -243,7 +262,7 @@ export class LogFollowers {
   /** Ends every stream (the service is shutting down). */
   closeAll(): void {
     for (const tail of [...this.tails.values()]) {
-      for (const follower of tail.followers) deliver(follower, [{ end: true }]);
+      tail.send([{ end: true }]);
       tail.followers.clear();
       tail.stop();
     }
