@@ -45,6 +45,31 @@ async function jobsCreatedDuring(during: () => Promise<void>): Promise<string[]>
   return created;
 }
 
+// Before 'the pipeline on Kubernetes', whose last test stops the harness's worker.
+describe('a tenant’s commands on Kubernetes', () => {
+  it(
+    'a build command and a start command that start with a dash run as scripts, not as options of the shell',
+    async () => {
+      const { service, id } = await h.newDeployment(
+        {},
+        {
+          buildCommand: '-x 2>/dev/null\necho build-ran-as-a-script\nnode build.js',
+          startCommand: '-x 2>/dev/null\necho app-ran-as-a-script\nexec node server.js',
+        },
+      );
+
+      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
+      const app = await k.appLogOnce(service, id, 'app-ran-as-a-script', ROLLOUT);
+
+      expect(deployed.logs).toContain('build-ran-as-a-script');
+      // `sh -c -x` would have traced every command it ran.
+      expect(deployed.logs).not.toContain('+ echo');
+      expect(app).not.toContain('+ echo');
+    },
+    TEST,
+  );
+});
+
 describe('the pipeline on Kubernetes', () => {
   let service: OwnedService;
   let firstId: string;
@@ -243,30 +268,6 @@ describe('the pipeline on Kubernetes', () => {
         true,
       );
       expect(await servedCommit(h, service)).toBe(slowStart.revision);
-    },
-    TEST,
-  );
-});
-
-describe('a tenant’s commands on Kubernetes', () => {
-  it(
-    'a build command and a start command that start with a dash run as scripts, not as options of the shell',
-    async () => {
-      const { service, id } = await h.newDeployment(
-        {},
-        {
-          buildCommand: '-x 2>/dev/null\necho build-ran-as-a-script\nnode build.js',
-          startCommand: '-x 2>/dev/null\necho app-ran-as-a-script\nexec node server.js',
-        },
-      );
-
-      const deployed = await h.waitForStatus(service, id, 'DEPLOYED', ROLLOUT);
-      const app = await k.appLogOnce(service, id, 'app-ran-as-a-script', ROLLOUT);
-
-      expect(deployed.logs).toContain('build-ran-as-a-script');
-      // `sh -c -x` would have traced every command it ran.
-      expect(deployed.logs).not.toContain('+ echo');
-      expect(app).not.toContain('+ echo');
     },
     TEST,
   );

@@ -176,21 +176,22 @@ describe('a pipeline worker that stops without finishing', () => {
 
 describe('a pipeline worker that comes back after another took its deployment over', () => {
   it('writes nothing over the output of the worker that holds the deployment now', async () => {
-    // A freezes (no heartbeat for 10 s) mid-build; meanwhile B takes the deployment over.
+    // A freezes (no heartbeat for 10 s) mid-build; meanwhile B takes the deployment over. What A
+    // printed while it held the deployment is written as it comes; what it prints after, never.
     const workerA = await h.newWorker({
-      TEST_BUILD: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done`,
+      TEST_BUILD: `echo "A was here"; while [ ! -e '${steps.dir}'/"$DEPLOYMENT_ID.go" ]; do sleep 0.05; done; echo "A after the takeover"`,
       PIPELINE_HEARTBEAT: '10s',
       PIPELINE_LEASE: '60s',
     });
     workerA.start();
     try {
       const { id } = await h.newDeployment();
-      // Claimed: held by A, its log made.
+      // Claimed: held by A, its first output written.
       await waitFor(
         async () =>
           (await h.lease(id)).leaseOwner === workerA.workerId &&
-          (await h.models.logs.exists({ _id: id })) !== null,
-        { what: 'A to claim it' },
+          (await h.logs(id)).includes('A was here\n'),
+        { what: 'A to claim it and write its first output' },
       );
       const takenOver = await h.models.deployments
         .findOneAndUpdate(
@@ -218,7 +219,7 @@ describe('a pipeline worker that comes back after another took its deployment ov
       await writeFile(path.join(steps.dir, `${id}.go`), '');
       await workerA.stop();
 
-      expect(await h.logs(id)).toBe('B rebuilt it\n');
+      expect(await h.logs(id)).toBe('==> build step started\nA was here\nB rebuilt it\n');
       expect(await h.lease(id)).toEqual({ attempts: 2, handedBack: 0, leaseOwner: 'worker-b' });
       expect(await h.changes(id)).toEqual(['->BUILDING']);
     } finally {
