@@ -29,7 +29,7 @@ import { LOG_APPENDED_TOPIC, LogNotices } from './deployments/log-notices';
 import { BuildStore } from './builds/build-store';
 import { BuildDisks } from './builds/build-disk';
 import { LiveLogs } from './pipeline/live-logs';
-import type { DeploymentSteps } from './pipeline/steps';
+import type { DeploymentSteps } from './pipeline/deployment-steps';
 import { connectLocalRuntime } from './runtime/local/client';
 import { SourceSnapshots } from './source/snapshot';
 import { PipelineWorker, type PipelineWorkerOptions } from './pipeline/pipeline.worker';

@@ -4,7 +4,8 @@ import { openLocalSteps } from '../local.compose';
 import { SourceSnapshots } from '../source/snapshot';
 import { useHarness } from '../test/harness';
 import { PhaseTimer } from './phase-timer';
-import type { LocalSteps, StepContext } from './steps';
+import type { StepContext } from './deployment-steps';
+import type { LocalSteps } from './steps';
 
 // No worker: the test runs the real build step itself, with a context it controls.
 const h = useHarness();

@@ -7,7 +7,7 @@ import { LogWriter } from './log-writer';
 import type { Lease, LeaseState, Leases } from './leases';
 import type { PipelineWorkerOptions } from './pipeline.options';
 import { PhaseTimer } from './phase-timer';
-import type { ReleaseLog, StepOutcome } from './steps';
+import type { ReleaseLog, StepOutcome } from './deployment-steps';
 
 /** Lost attempts (workers that vanished) after which a deployment is FAILED. */
 const MAX_ATTEMPTS = 3;

@@ -2,7 +2,7 @@ import type { LocalSourcePolicy } from '@platform/shared';
 import { fetchCommit } from '../source/fetch-commit';
 import { SourceError } from '../source/source-error';
 import type { OpenedSource } from './deployment-source';
-import type { StepContext } from './steps';
+import type { StepContext } from './deployment-steps';
 
 /**
  * A build's first move, whatever runs it: the deployment's exact commit fetched into `into`

@@ -16,7 +16,7 @@ import { generationOf } from './promotion';
 import type { AppLogs } from '../runtime/app-logs';
 import { followReleaseLog } from './release-log-follower';
 import { SecretMask } from './secret-mask';
-import type { DeploymentSteps, StepContext, StepOutcome } from './steps';
+import type { DeploymentSteps, StepContext, StepOutcome } from './deployment-steps';
 
 /**
  * The steps on Kubernetes (docs/kubernetes-runner.md): the build fetches the commit here (its

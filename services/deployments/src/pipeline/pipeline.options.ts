@@ -2,7 +2,7 @@ import type { Logger, OutboxWriter } from '@platform/shared';
 import type { AccountLimitSettings } from '../deployments/account-limits';
 import type { LogAppended } from '../deployments/log-notices';
 import type { Models } from '../models';
-import type { DeploymentSteps } from './steps';
+import type { DeploymentSteps } from './deployment-steps';
 
 /** What a pipeline worker and each deployment it runs are given (compose.ts). */
 export interface PipelineWorkerOptions {

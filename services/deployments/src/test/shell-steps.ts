@@ -1,5 +1,5 @@
 import type { Deployment } from '../deployments/deployments.repository';
-import type { DeploymentSteps, StepContext, StepOutcome } from '../pipeline/steps';
+import type { DeploymentSteps, StepContext, StepOutcome } from '../pipeline/deployment-steps';
 import { startStep, type StepResult } from './step-runner';
 
 export interface ShellStepsOptions {
